@@ -367,3 +367,111 @@ def test_precision_with_zero_weights_draws_and_predicts_only_weighted_items():
     widths = _weighted_widths(cal, design, w)
     assert np.median(widths) == design["predicted_half_width"].iloc[0]
     assert np.quantile(widths, 0.9) == design["predicted_half_width_p90"].iloc[0]
+
+
+def _replays(cal_matrix: ResponseMatrix, weights=None):
+    """The sizing's replays of ``cal_matrix``'s models on its design (seed 0, floor 0.1), as
+    ``tiny(precision=)`` builds them, and a fresh engine maker (the plain path's)."""
+    from latentbench.select._estimate import (
+        _calibration_answers,
+        _design_engine,
+        _draw_stream,
+        load_calibration,
+    )
+    from latentbench.select._estimate_weights import read_weights
+    from latentbench.select._tiny_precision import _Replays
+
+    cal = load_calibration(cal_matrix)
+    checked = None if weights is None else read_weights(cal, weights)
+    stream, _ = _draw_stream(cal, 0.1, 0, checked)
+
+    def engine():
+        return _design_engine(cal, 0.1, 0.05, weights=checked)
+
+    draws = lambda m: np.asarray([j for j, _ in stream(m)], dtype=np.int64)  # noqa: E731
+    return _Replays(engine, draws, _calibration_answers(cal_matrix, None, cal)), engine, draws
+
+
+@pytest.mark.parametrize("case", ["plain", "weighted", "zero weights"])
+def test_the_sizing_s_replays_equal_the_plain_replays_bit_for_bit(case):
+    """The sizing replays each model without its own sequence (never read: before, every
+    replayed answer also updated it, one sequence update per answer) and feeds each size's
+    sequence its rounds with the interval refreshed after the last only
+    (``WeightedBettingCS._replay``). Every round and every half-width is the plain path's
+    bit for bit: a full engine per model (its sequence updated), then a sequence sized for
+    ``k`` fed the same rounds one :meth:`update` at a time. Fails before: the replayed
+    engines' own sequences counted every answer."""
+    cal_m, _ = _world(4, m=8, held=1, n=120)
+    weights = None
+    if case != "plain":
+        items = list(cal_m.item_ids)
+        weights = pd.Series(np.random.default_rng(6).uniform(0.2, 3.0, len(items)), index=items)
+        if case == "zero weights":
+            weights.iloc[::4] = 0.0
+    replays, engine, draws = _replays(cal_m, weights)
+    # a model that stops: counted only up to its first unanswered item (the 61st drawn)
+    replays.Y[2, draws(61)[60]] = np.nan
+    sizes = []
+    for k in (20, 45, 90):
+        hw = replays.half_widths(k)
+        plain = []
+        for m in range(replays.Y.shape[0]):
+            seq, rounds = engine(), []
+            for p in draws(k).tolist():
+                y = float(replays.Y[m, p])
+                if not np.isfinite(y):
+                    break
+                seq.observe(int(replays.index[p]), y, seq.probabilities())
+                rounds.append(seq.last_round)
+            assert rounds == replays.rounds[m][: len(rounds)]  # every round, bit for bit
+            if len(rounds) == k:
+                cs = replays.base.sized_sequence(k)
+                for row in rounds:
+                    cs.update(*row)
+                plain.append((cs.upper - cs.lower) / 2.0)
+        assert np.array_equal(hw, np.asarray(plain))
+        sizes.append(hw.size)
+    assert sizes == [8, 8, 7], sizes  # the stopped model counted, then not
+    assert all(seq.cs.count == 0 for seq in replays.seqs)  # never updated
+
+
+def _cs_rounds(seed: int, t: int, *, zero_variance: bool, closed: bool, biased: bool):
+    """``t`` synthetic rounds ``(z, lo, hi, variance, center, bounds)`` of a mean near 0.6."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for s in range(t):
+        lo, hi = 0.6 - rng.uniform(0.1, 0.6), 0.6 + rng.uniform(0.1, 0.4)
+        z = float(np.clip(0.6 + (0.3 if biased else 0.0) + rng.normal(0, 0.08), lo, hi))
+        v = 0.0 if zero_variance and s % 3 == 0 else float(rng.uniform(0.001, 0.02))
+        width = 0.0 if closed and s == t - 1 else 0.4 * (1 - s / t)
+        out.append((z, lo, hi, v, 0.6 + rng.normal(0, 0.02), (0.6 - width, 0.6 + width)))
+    return out
+
+
+@pytest.mark.parametrize("target", [None, 0.03])
+@pytest.mark.parametrize(
+    "kind", ["plain", "zero variances", "closed bounds", "contradicted", "no round"]
+)
+def test_a_sequence_replayed_at_once_is_the_sequence_updated_round_by_round(target, kind):
+    """``WeightedBettingCS._replay`` (the sizing's: the interval refreshed after the last
+    round only) leaves every capital, rejection, bound and ``contradicted_at`` of
+    :meth:`update` round by round, bit for bit; fails before (no ``_replay``)."""
+    from latentbench.select._estimate_cs import WeightedBettingCS
+
+    rounds = _cs_rounds(
+        7,
+        0 if kind == "no round" else 150,
+        zero_variance=kind == "zero variances",
+        closed=kind == "closed bounds",
+        biased=kind == "contradicted",
+    )
+    a, b = WeightedBettingCS(0.05, target=target), WeightedBettingCS(0.05, target=target)
+    for row in rounds:
+        a.update(*row)
+    b._replay(rounds)
+    if kind == "contradicted":
+        assert a.contradicted_at is not None and a.contradicted_at < len(rounds) - 1
+    for name in ("_log_up", "_log_down", "_rejected"):
+        assert np.array_equal(getattr(a, name), getattr(b, name))
+    same = ("lower", "upper", "contradicted_at", "count", "variance_ratio", "_det", "_effective")
+    assert [getattr(a, n) for n in same] == [getattr(b, n) for n in same]

@@ -180,6 +180,23 @@ class WeightedBettingCS:
         bounds : (float, float)
             Deterministic bounds on ``mu`` after the round (e.g. from the revealed scores).
         """
+        self._advance(z, lo, hi, variance, center)
+        self._refresh(bounds)
+
+    def _replay(
+        self, rounds: list[tuple[float, float, float, float, float, tuple[float, float]]]
+    ) -> None:
+        """:meth:`update` with each of ``rounds`` (``(z, lo, hi, variance, center,
+        bounds)``), the interval refreshed after the last only: the same capital, rejections,
+        bounds and ``contradicted_at`` bit for bit (a round never reads the interval), for a
+        caller that reads the interval at the end only (``tiny --precision``)."""
+        for z, lo, hi, variance, center, _ in rounds:
+            self._advance(z, lo, hi, variance, center)
+        if rounds:
+            self._refresh(rounds[-1][5])
+
+    def _advance(self, z: float, lo: float, hi: float, variance: float, center: float) -> None:
+        """One round's bets, capital and rejections (:meth:`update` without the interval)."""
         v = max(float(variance), 1e-12)
         if self.count == 0:
             self._v_ref = v
@@ -196,6 +213,8 @@ class WeightedBettingCS:
             bets = np.r_[bets, min(self.target / (rho * v), now)]
         # only candidates still alive are updated (a rejected one stays rejected)
         alive = np.flatnonzero(~self._rejected)
+        if not alive.size and self.contradicted_at is None:  # (:meth:`_replay`: its
+            self.contradicted_at = self.count  # rounds are not refreshed one by one)
         if alive.size:
             sl = slice(int(alive[0]), int(alive[-1]) + 1)
             m = self._grid[sl]
@@ -218,7 +237,6 @@ class WeightedBettingCS:
         self._rho_sum += (float(z) - float(center)) ** 2 / v
         self._rho_count += 1.0
         self.count += 1
-        self._refresh(bounds)
 
     def excludes_at_or_below(self, x: float) -> bool:
         """Whether every value ``<= x`` is excluded: below the deterministic lower bound, or
