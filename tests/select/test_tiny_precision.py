@@ -367,3 +367,164 @@ def test_precision_with_zero_weights_draws_and_predicts_only_weighted_items():
     widths = _weighted_widths(cal, design, w)
     assert np.median(widths) == design["predicted_half_width"].iloc[0]
     assert np.quantile(widths, 0.9) == design["predicted_half_width_p90"].iloc[0]
+
+
+def _replays(cal_matrix: ResponseMatrix, weights=None):
+    """The sizing's replays of ``cal_matrix``'s models on its design (seed 0, floor 0.1), as
+    ``tiny(precision=)`` builds them, and a fresh engine maker (the plain path's)."""
+    from latentbench.select._estimate import (
+        _calibration_answers,
+        _design_engine,
+        _draw_stream,
+        load_calibration,
+    )
+    from latentbench.select._estimate_weights import read_weights
+    from latentbench.select._tiny_precision import _Replays
+
+    cal = load_calibration(cal_matrix)
+    checked = None if weights is None else read_weights(cal, weights)
+    stream, _ = _draw_stream(cal, 0.1, 0, checked)
+
+    def engine():
+        return _design_engine(cal, 0.1, 0.05, weights=checked)
+
+    draws = lambda m: np.asarray([j for j, _ in stream(m)], dtype=np.int64)  # noqa: E731
+    return _Replays(engine, draws, _calibration_answers(cal_matrix, None, cal)), engine, draws
+
+
+@pytest.mark.parametrize("case", ["plain", "weighted", "zero weights"])
+def test_the_sizing_s_replays_equal_the_plain_replays_bit_for_bit(case):
+    """The sizing replays each model without its own sequence (never read: before, every
+    replayed answer also updated it, one sequence update per answer) and feeds each size's
+    sequence its rounds with the interval refreshed after the last only
+    (``WeightedBettingCS._replay``). Every round and every half-width is the plain path's
+    bit for bit: a full engine per model (its sequence updated), then a sequence sized for
+    ``k`` fed the same rounds one :meth:`update` at a time. Fails before: the replayed
+    engines' own sequences counted every answer."""
+    cal_m, _ = _world(4, m=8, held=1, n=120)
+    weights = None
+    if case != "plain":
+        items = list(cal_m.item_ids)
+        weights = pd.Series(np.random.default_rng(6).uniform(0.2, 3.0, len(items)), index=items)
+        if case == "zero weights":
+            weights.iloc[::4] = 0.0
+    replays, engine, draws = _replays(cal_m, weights)
+    # a model that stops: counted only up to its first unanswered item (the 61st drawn)
+    replays.Y[2, draws(61)[60]] = np.nan
+    sizes = []
+    for k in (20, 45, 90):
+        hw = replays.half_widths(k)
+        plain = []
+        for m in range(replays.Y.shape[0]):
+            seq, rounds = engine(), []
+            for p in draws(k).tolist():
+                y = float(replays.Y[m, p])
+                if not np.isfinite(y):
+                    break
+                seq.observe(int(replays.index[p]), y, seq.probabilities())
+                rounds.append(seq.last_round)
+            assert rounds == replays.rounds[m][: len(rounds)]  # every round, bit for bit
+            if len(rounds) == k:
+                cs = replays.base.sized_sequence(k)
+                for row in rounds:
+                    cs.update(*row)
+                plain.append((cs.upper - cs.lower) / 2.0)
+        assert np.array_equal(hw, np.asarray(plain))
+        sizes.append(hw.size)
+    assert sizes == [8, 8, 7], sizes  # the stopped model counted, then not
+    assert all(seq.cs.count == 0 for seq in replays.seqs)  # never updated
+
+
+def _cs_rounds(seed: int, t: int, *, zero_variance: bool, closed: bool, biased: bool):
+    """``t`` synthetic rounds ``(z, lo, hi, variance, center, bounds)`` of a mean near 0.6."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for s in range(t):
+        lo, hi = 0.6 - rng.uniform(0.1, 0.6), 0.6 + rng.uniform(0.1, 0.4)
+        z = float(np.clip(0.6 + (0.3 if biased else 0.0) + rng.normal(0, 0.08), lo, hi))
+        v = 0.0 if zero_variance and s % 3 == 0 else float(rng.uniform(0.001, 0.02))
+        width = 0.0 if closed and s == t - 1 else 0.4 * (1 - s / t)
+        out.append((z, lo, hi, v, 0.6 + rng.normal(0, 0.02), (0.6 - width, 0.6 + width)))
+    return out
+
+
+@pytest.mark.parametrize("target", [None, 0.03])
+@pytest.mark.parametrize(
+    "kind", ["plain", "zero variances", "closed bounds", "contradicted", "no round"]
+)
+def test_a_sequence_replayed_at_once_is_the_sequence_updated_round_by_round(target, kind):
+    """``WeightedBettingCS._replay`` (the sizing's: the interval refreshed after the last
+    round only) leaves every capital, rejection, bound and ``contradicted_at`` of
+    :meth:`update` round by round, bit for bit; fails before (no ``_replay``)."""
+    from latentbench.select._estimate_cs import WeightedBettingCS
+
+    rounds = _cs_rounds(
+        7,
+        0 if kind == "no round" else 150,
+        zero_variance=kind == "zero variances",
+        closed=kind == "closed bounds",
+        biased=kind == "contradicted",
+    )
+    a, b = WeightedBettingCS(0.05, target=target), WeightedBettingCS(0.05, target=target)
+    for row in rounds:
+        a.update(*row)
+    b._replay(rounds)
+    if kind == "contradicted":
+        assert a.contradicted_at is not None and a.contradicted_at < len(rounds) - 1
+    for name in ("_log_up", "_log_down", "_rejected"):
+        assert np.array_equal(getattr(a, name), getattr(b, name))
+    same = ("lower", "upper", "contradicted_at", "count", "variance_ratio", "_det", "_effective")
+    assert [getattr(a, n) for n in same] == [getattr(b, n) for n in same]
+
+
+@pytest.mark.parametrize("target", [None, 0.03])
+def test_a_round_updates_both_sides_as_one_side_at_a_time(target):
+    """Each round of ``WeightedBettingCS`` computes the upward and downward capitals as one
+    (rows, 2, candidates) array (fewer array calls per round for ``tiny --precision``'s
+    replays): every capital and rejection is the one side at a time arithmetic's (as before,
+    recomputed here from the sequence's state each round) bit for bit, with zero variances,
+    closed bounds and a contradiction."""
+    from latentbench.select._estimate_cs import WeightedBettingCS
+
+    for kind in ("zero variances", "closed bounds", "contradicted"):
+        cs = WeightedBettingCS(0.05, target=target)
+        rounds = _cs_rounds(
+            11,
+            120,
+            zero_variance=kind == "zero variances",
+            closed=kind == "closed bounds",
+            biased=kind == "contradicted",
+        )
+        for z, lo, hi, variance, center, bounds in rounds:
+            up, down, rejected = cs._log_up.copy(), cs._log_down.copy(), cs._rejected.copy()
+            v = max(variance, 1e-12)
+            v_ref = v if cs.count == 0 else cs._v_ref
+            effective = cs._effective + v_ref / v
+            rho, h = cs.variance_ratio, cs._horizons.size
+            bets = np.sqrt(2.0 * cs._bet_log[:h] / (rho * np.maximum(effective, cs._horizons))) * (
+                np.sqrt(v_ref) / v
+            )
+            if target is not None:
+                now = np.sqrt(2.0 * cs._bet_log[h] / (rho * effective)) * (np.sqrt(v_ref) / v)
+                bets = np.r_[bets, min(target / (rho * v), now)]
+            alive = np.flatnonzero(~rejected)
+            if alive.size:
+                sl = slice(alive[0], alive[-1] + 1)
+                m, bet = cs._grid[sl], bets[:, None]
+                with np.errstate(divide="ignore"):
+                    cap_up = np.where(m > lo, cs._c / np.maximum(m - lo, 1e-300), np.inf)
+                    cap_down = np.where(m < hi, cs._c / np.maximum(hi - m, 1e-300), np.inf)
+                up[:, sl] += np.log1p(np.maximum(np.minimum(bet, cap_up) * (z - m), -0.999))
+                down[:, sl] += np.log1p(np.maximum(-np.minimum(bet, cap_down) * (z - m), -0.999))
+                w = cs._log_weight[:, None]
+                top = [(a[:, sl] + w).max(axis=0) for a in (up, down)]
+                mix = [
+                    t + np.log(np.exp(a[:, sl] + w - t).sum(axis=0))
+                    for a, t in zip((up, down), top, strict=True)
+                ]
+                capital = np.logaddexp(np.log(cs.theta) + mix[0], np.log1p(-cs.theta) + mix[1])
+                rejected[sl] |= (m < lo - 1e-9) | (m > hi + 1e-9) | (capital >= cs._threshold)
+            cs.update(z, lo, hi, variance, center, bounds)
+            assert np.array_equal(cs._log_up, up) and np.array_equal(cs._log_down, down)
+            assert np.array_equal(cs._rejected, rejected)
+        assert (cs.contradicted_at is not None) == (kind == "contradicted")

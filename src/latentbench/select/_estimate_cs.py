@@ -50,9 +50,11 @@ _TOLERANCE = 1e-9
 
 
 def _logsumexp(a: np.ndarray) -> np.ndarray:
-    """``log(sum(exp(a), axis=0))`` for a (H, S) array, shape (S,)."""
-    top = a.max(axis=0)
-    return np.asarray(top + np.log(np.exp(a - top).sum(axis=0)))
+    """``log(sum(exp(a), axis=0))`` for a (H, ...) array, shape (...) (the sum over the
+    first axis is in row order whatever the other axes: each element's bits do not depend
+    on them)."""
+    top = np.maximum.reduce(a, axis=0)  # (a.max and a.sum, without their Python wrappers)
+    return np.asarray(top + np.log(np.add.reduce(np.exp(a - top), axis=0)))
 
 
 class WeightedBettingCS:
@@ -135,8 +137,10 @@ class WeightedBettingCS:
             self._c[-1] = float(target_c)
         self._grid = np.linspace(0.0, 1.0, grid + 1)
         self._step = 1.0 / grid
-        self._log_up = np.zeros((w.size, grid + 1))
-        self._log_down = np.zeros((w.size, grid + 1))
+        # the log capital of each process, upward bets then downward ones, shape (rows, 2,
+        # candidates): both sides go through each round's arithmetic as one array
+        self._log = np.zeros((w.size, 2, grid + 1))
+        self._log_up, self._log_down = self._log[:, 0], self._log[:, 1]  # views
         self._rejected = np.zeros(grid + 1, dtype=bool)
         self._v_ref = 0.0
         self._effective = 0.0
@@ -180,6 +184,23 @@ class WeightedBettingCS:
         bounds : (float, float)
             Deterministic bounds on ``mu`` after the round (e.g. from the revealed scores).
         """
+        self._advance(z, lo, hi, variance, center)
+        self._refresh(bounds)
+
+    def _replay(
+        self, rounds: list[tuple[float, float, float, float, float, tuple[float, float]]]
+    ) -> None:
+        """:meth:`update` with each of ``rounds`` (``(z, lo, hi, variance, center,
+        bounds)``), the interval refreshed after the last only: the same capital, rejections,
+        bounds and ``contradicted_at`` bit for bit (a round never reads the interval), for a
+        caller that reads the interval at the end only (``tiny --precision``)."""
+        for z, lo, hi, variance, center, _ in rounds:
+            self._advance(z, lo, hi, variance, center)
+        if rounds:
+            self._refresh(rounds[-1][5])
+
+    def _advance(self, z: float, lo: float, hi: float, variance: float, center: float) -> None:
+        """One round's bets, capital and rejections (:meth:`update` without the interval)."""
         v = max(float(variance), 1e-12)
         if self.count == 0:
             self._v_ref = v
@@ -190,35 +211,39 @@ class WeightedBettingCS:
             2.0 * self._bet_log[:k] / (rho * np.maximum(self._effective, self._horizons))
         )  # (H,)
         scale = math.sqrt(self._v_ref) / v
-        bets = base * scale
+        bets = np.empty(self._log.shape[0])  # one per process
+        np.multiply(base, scale, out=bets[:k])
         if self.target is not None:  # Kelly at distance d, never above the current-size bet
             now = math.sqrt(2.0 * self._bet_log[k] / (rho * self._effective)) * scale
-            bets = np.r_[bets, min(self.target / (rho * v), now)]
+            bets[k] = min(self.target / (rho * v), now)
         # only candidates still alive are updated (a rejected one stays rejected)
-        alive = np.flatnonzero(~self._rejected)
+        alive = (~self._rejected).nonzero()[0]
+        if not alive.size and self.contradicted_at is None:  # (:meth:`_replay`: its
+            self.contradicted_at = self.count  # rounds are not refreshed one by one)
         if alive.size:
             sl = slice(int(alive[0]), int(alive[-1]) + 1)
             m = self._grid[sl]
-            x = z - m
+            # both sides at once, shape (2, S): each element's arithmetic is the one side's
+            # alone (m > lo iff m - lo > 0; the downward -min(bet, cap) x is min(bet, cap) -x)
+            gap = np.empty((2, m.size))
+            np.subtract(m, lo, out=gap[0])
+            np.subtract(hi, m, out=gap[1])
+            x = np.empty((2, m.size))
+            np.subtract(z, m, out=x[0])
+            np.negative(x[0], out=x[1])
             with np.errstate(divide="ignore"):
-                cap_up = np.where(m > lo, self._c / np.maximum(m - lo, 1e-300), np.inf)
-                cap_down = np.where(m < hi, self._c / np.maximum(hi - m, 1e-300), np.inf)
-            bet = bets[:, None]
-            log_up = self._log_up[:, sl]
-            log_down = self._log_down[:, sl]
-            log_up += np.log1p(np.maximum(np.minimum(bet, cap_up) * x, -0.999))
-            log_down += np.log1p(np.maximum(-np.minimum(bet, cap_down) * x, -0.999))
-            mix_up = _logsumexp(log_up + self._log_weight[:, None])
-            mix_down = _logsumexp(log_down + self._log_weight[:, None])
+                cap = np.where(gap > 0, self._c[:, :, None] / np.maximum(gap, 1e-300), np.inf)
+            log = self._log[:, :, sl]
+            log += np.log1p(np.maximum(np.minimum(bets[:, None, None], cap) * x, -0.999))
+            mix = _logsumexp(log + self._log_weight[:, None, None])
             log_capital = np.logaddexp(
-                math.log(self.theta) + mix_up, math.log1p(-self.theta) + mix_down
+                math.log(self.theta) + mix[0], math.log1p(-self.theta) + mix[1]
             )
             impossible = (m < lo - _TOLERANCE) | (m > hi + _TOLERANCE)
             self._rejected[sl] |= impossible | (log_capital >= self._threshold)
         self._rho_sum += (float(z) - float(center)) ** 2 / v
         self._rho_count += 1.0
         self.count += 1
-        self._refresh(bounds)
 
     def excludes_at_or_below(self, x: float) -> bool:
         """Whether every value ``<= x`` is excluded: below the deterministic lower bound, or

@@ -23,6 +23,7 @@ import numpy as np
 
 from latentbench.exceptions import InputError
 from latentbench.select._estimate_calibration import Calibration
+from latentbench.select._estimate_cs import WeightedBettingCS
 from latentbench.select._estimate_design import SequentialEstimate
 
 __all__ = ["DesignSize", "size_design"]
@@ -62,6 +63,24 @@ class DesignSize:
     tried: dict[int, float]
 
 
+class _Unread(WeightedBettingCS):
+    """A replayed model's own confidence sequence, which the sizing never reads: its rounds
+    (:attr:`SequentialEstimate.last_round`) feed the sequences sized for each ``k`` instead,
+    so updating it was one wasted sequence update per replayed answer. Its interval stays
+    [0, 1] (the engine's trajectory, also unread, is clipped to it)."""
+
+    def update(
+        self,
+        z: float,
+        lo: float,
+        hi: float,
+        variance: float,
+        center: float,
+        bounds: tuple[float, float] = (0.0, 1.0),
+    ) -> None:
+        """Nothing: the round is read from the engine's ``last_round``."""
+
+
 class _Replays:
     """Each calibration model's rounds on the design's first items (replayed on demand)."""
 
@@ -74,6 +93,8 @@ class _Replays:
         self.engine, self.draws, self.Y = engine, draws, answers
         self.base = engine()  # answers none: sizes the sequences (budget_target)
         self.seqs = [engine() for _ in range(answers.shape[0])]
+        for seq in self.seqs:  # the rounds, not the model's own interval, are read
+            seq.cs = _Unread(seq.delta)
         self.rounds: list[list[_Round]] = [[] for _ in self.seqs]
         self.stopped = np.zeros(answers.shape[0], dtype=bool)  # a design item unanswered
         self.n = self.base.n  # the items that can be drawn (of positive weight)
@@ -108,8 +129,7 @@ class _Replays:
         out = np.empty(len(counted))
         for i, m in enumerate(counted):
             cs = self.base.sized_sequence(k)
-            for row in self.rounds[m][:k]:
-                cs.update(*row)
+            cs._replay(self.rounds[m][:k])  # the interval read after the k-th round only
             out[i] = (cs.upper - cs.lower) / 2.0
         return out
 
