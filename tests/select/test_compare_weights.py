@@ -464,6 +464,35 @@ def test_an_edited_answers_field_is_refused_naming_it(small, tmp_path, field):
     )
 
 
+@pytest.mark.parametrize(
+    ("field", "bad", "expected"),
+    [
+        ("answers_a", "x", "a score in [0, 1]"),
+        ("answers_b", None, "a score in [0, 1]"),
+        ("answers_a", 7.0, "a score in [0, 1]"),
+        ("probabilities", "x", "a finite number > 0"),
+        ("probabilities", 0.0, "a finite number > 0"),
+    ],
+)  # fmt: skip
+def test_an_edited_answer_or_probability_value_is_refused_naming_it(
+    small, tmp_path, field, bad, expected
+):
+    """A compare.json edited so that an answer or a probability is a text, a null, or no
+    score read back as the right length, and its save failed with numpy's 'could not convert
+    string to float' (no file, no field) or wrote the 7.0 or the empty cell into
+    compare_items.csv: now refused when read, naming the file, the field and the value."""
+    cal, Y, _ = small
+    record = run(cal, Y[30], Y[31], budget=20).to_dict()
+    record[field][3] = bad
+    (tmp_path / "compare.json").write_text(json.dumps(record))
+    with pytest.raises(InputError) as info:
+        CompareResult.read(tmp_path).save(tmp_path / "again")
+    assert str(info.value) == (
+        f"{tmp_path / 'compare.json'}: field {field!r} holds {bad!r} (1 such value(s)); "
+        f"expected {expected} for each item"
+    )
+
+
 @pytest.mark.parametrize("bad", ["0.25", None, {"a": 1}, True])
 def test_an_edited_round_value_is_refused_naming_the_field(small, tmp_path, bad):
     """An edited compare.json whose rounds hold a text, a null or an object for a number read

@@ -400,6 +400,27 @@ def _check_record_columns(values: Mapping[str, Any]) -> None:
             f"field 'target_weights' holds {bad[0]!r} ({len(bad):,} such value(s)); expected "
             "a finite number for each item"
         )
+    _check_item_values(values, "answers", "probabilities")
+
+
+def _check_item_values(values: Mapping[str, Any], *names: str) -> None:
+    """Refuse an edited record's answer that is no score in [0, 1] or probability that is no
+    finite number > 0 (a text, a null): it was read back, then shown as it was or failed with
+    numpy's 'could not convert string to float' where the items table is made. ``names``: the
+    fields, a name starting with ``answers`` holding scores."""
+    for name in names:
+        score = name.startswith("answers")
+        bad = [
+            v
+            for v in values[name]
+            if not _finite_number(v) or (not 0.0 <= v <= 1.0 if score else not v > 0.0)
+        ]
+        if bad:
+            raise InputError(
+                f"field {name!r} holds {bad[0]!r} ({len(bad):,} such value(s)); expected "
+                + ("a score in [0, 1]" if score else "a finite number > 0")
+                + " for each item"
+            )
 
 
 def _finite_number(value: Any) -> bool:

@@ -35,6 +35,7 @@ from latentbench.select._estimate import (
     _DEFAULT_SEED,
     _answers,
     _check_design_answered,
+    _check_item_values,
     _check_options,
     _check_record_numbers,
     _checked_design,
@@ -389,6 +390,8 @@ class CompareResult:
                     f"field {name!r} holds {len(column):,} values; expected {n:,}, one per "
                     "item of field 'items'"
                 )
+        # a text or null answer or probability: named, not numpy's ValueError at save
+        _check_item_values(values, "answers_a", "answers_b", "probabilities")
         for name, column in values["rounds"].items():  # one value per evaluated item
             if len(column) != len(values["items"]):
                 raise InputError(
