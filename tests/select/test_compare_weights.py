@@ -464,6 +464,52 @@ def test_an_edited_answers_field_is_refused_naming_it(small, tmp_path, field):
     )
 
 
+@pytest.mark.parametrize(
+    ("field", "bad", "expected"),
+    [
+        ("answers_a", "x", "a score in [0, 1]"),
+        ("answers_b", None, "a score in [0, 1]"),
+        ("answers_a", 7.0, "a score in [0, 1]"),
+        ("probabilities", "x", "a finite number > 0"),
+        ("probabilities", 0.0, "a finite number > 0"),
+    ],
+)  # fmt: skip
+def test_an_edited_answer_or_probability_value_is_refused_naming_it(
+    small, tmp_path, field, bad, expected
+):
+    """A compare.json edited so that an answer or a probability is a text, a null, or no
+    score read back as the right length, and its save failed with numpy's 'could not convert
+    string to float' (no file, no field) or wrote the 7.0 or the empty cell into
+    compare_items.csv: now refused when read, naming the file, the field and the value."""
+    cal, Y, _ = small
+    record = run(cal, Y[30], Y[31], budget=20).to_dict()
+    record[field][3] = bad
+    (tmp_path / "compare.json").write_text(json.dumps(record))
+    with pytest.raises(InputError) as info:
+        CompareResult.read(tmp_path).save(tmp_path / "again")
+    assert str(info.value) == (
+        f"{tmp_path / 'compare.json'}: field {field!r} holds {bad!r} (1 such value(s)); "
+        f"expected {expected} for each item"
+    )
+
+
+@pytest.mark.parametrize("field", ["items", "answers_a", "probabilities"])
+def test_an_edited_per_item_list_made_a_text_or_an_object_is_refused(small, tmp_path, field):
+    """A compare.json edited so that a per-item list is a text of as many characters (read as
+    its characters: items 'a', 'a', ...) or an object (read as its keys: answers '0', '1',
+    ...) read back silently; now refused when read, naming the file and the field."""
+    cal, Y, _ = small
+    record = run(cal, Y[30], Y[31], budget=20).to_dict()
+    for bad in ("a" * 20, {str(i): v for i, v in enumerate(record[field])}):
+        (tmp_path / "compare.json").write_text(json.dumps({**record, field: bad}))
+        with pytest.raises(InputError) as info:
+            CompareResult.read(tmp_path)
+        assert str(info.value).startswith(f"{tmp_path / 'compare.json'}: field {field!r} holds "), (
+            str(info.value)
+        )
+        assert str(info.value).endswith(f" (a {type(bad).__name__}); expected a list")
+
+
 @pytest.mark.parametrize("bad", ["0.25", None, {"a": 1}, True])
 def test_an_edited_round_value_is_refused_naming_the_field(small, tmp_path, bad):
     """An edited compare.json whose rounds hold a text, a null or an object for a number read

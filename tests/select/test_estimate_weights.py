@@ -536,6 +536,16 @@ def test_the_report_items_table_shows_each_items_target_weight(small, tmp_path):
          "(1 such value(s)); expected a finite number for each item"),
         ("answers", lambda v: v[:-1], "field 'answers' holds 19 values; expected 20, one per "
          "item of field 'items'"),
+        ("answers", lambda v: ["x", *v[1:]], "field 'answers' holds 'x' (1 such value(s)); "
+         "expected a score in [0, 1] for each item"),
+        ("answers", lambda v: [None, *v[1:]], "field 'answers' holds None (1 such value(s)); "
+         "expected a score in [0, 1] for each item"),
+        ("probabilities", lambda v: ["x", *v[1:]], "field 'probabilities' holds 'x' (1 such "
+         "value(s)); expected a finite number > 0 for each item"),
+        ("items", lambda v: "a" * len(v), "field 'items' holds 'aaaaaaaaaaaaaaaaaaaa' "
+         "(a str); expected a list"),
+        ("answers", lambda v: {str(i): a for i, a in enumerate(v)}, " (a dict); expected a "
+         "list"),
     ],
 )  # fmt: skip
 def test_an_edited_per_item_field_of_estimate_json_is_refused(small, tmp_path, field, edit, said):

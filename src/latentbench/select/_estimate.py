@@ -15,6 +15,7 @@ import json
 import math
 import numbers
 import os
+import reprlib
 import warnings
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -370,7 +371,7 @@ class EstimateResult:
                 calibration_fit=str(calibration.get("fit") or ""),
             )
             for name in ("items", "answers", "probabilities", "warnings", "target_weights"):
-                values[name] = tuple(values.get(name, ()))
+                values[name] = _record_list(values, name)
             if values.get("n_calibrated") is None:  # a record written before it, or re-saved
                 values["n_calibrated"] = 0
             _check_record_numbers(values, ints=(*_RECORD_INTS, "n_calibrated"))
@@ -400,6 +401,40 @@ def _check_record_columns(values: Mapping[str, Any]) -> None:
             f"field 'target_weights' holds {bad[0]!r} ({len(bad):,} such value(s)); expected "
             "a finite number for each item"
         )
+    _check_item_values(values, "answers", "probabilities")
+
+
+def _record_list(values: Mapping[str, Any], name: str) -> tuple[Any, ...]:
+    """The record's list field ``name`` as a tuple (empty when absent); an edited record's
+    text or object there is refused (a text was read as its characters, an object as its
+    keys: items ``a``, ``a``, ... or answers ``'0'``, ``'1'``, ... read back silently)."""
+    value = values.get(name, ())
+    if isinstance(value, (str, bytes, Mapping)):
+        raise InputError(
+            f"field {name!r} holds {reprlib.repr(value)} (a {type(value).__name__}); expected a "
+            "list"
+        )
+    return tuple(value)
+
+
+def _check_item_values(values: Mapping[str, Any], *names: str) -> None:
+    """Refuse an edited record's answer that is no score in [0, 1] or probability that is no
+    finite number > 0 (a text, a null): it was read back, then shown as it was or failed with
+    numpy's 'could not convert string to float' where the items table is made. ``names``: the
+    fields, a name starting with ``answers`` holding scores."""
+    for name in names:
+        score = name.startswith("answers")
+        bad = [
+            v
+            for v in values[name]
+            if not _finite_number(v) or (not 0.0 <= v <= 1.0 if score else not v > 0.0)
+        ]
+        if bad:
+            raise InputError(
+                f"field {name!r} holds {bad[0]!r} ({len(bad):,} such value(s)); expected "
+                + ("a score in [0, 1]" if score else "a finite number > 0")
+                + " for each item"
+            )
 
 
 def _finite_number(value: Any) -> bool:

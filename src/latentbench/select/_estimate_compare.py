@@ -35,6 +35,7 @@ from latentbench.select._estimate import (
     _DEFAULT_SEED,
     _answers,
     _check_design_answered,
+    _check_item_values,
     _check_options,
     _check_record_numbers,
     _checked_design,
@@ -43,6 +44,7 @@ from latentbench.select._estimate import (
     _design_delta_note,
     _finite_number,
     _fixed_sequence,
+    _record_list,
     _rng,
     _Said,
     _unused_note,
@@ -368,10 +370,12 @@ class CompareResult:
                 calibration_hash=record["calibration"]["hash"],
             )
             for name in ("items", "answers_a", "answers_b", "probabilities", "warnings"):
-                values[name] = tuple(values.get(name, ()))
+                values[name] = _record_list(values, name)
             values["rounds"] = {str(k): tuple(v) for k, v in (values.get("rounds") or {}).items()}
             if values.get("n_calibrated") is None:  # a record written before it, or re-saved
                 values["n_calibrated"] = 0
+        except InputError:  # a field named (_record_list)
+            raise
         except (ValueError, RecursionError, KeyError, TypeError, AttributeError) as exc:
             raise InputError(
                 f"not a compare.json ({type(exc).__name__}: {json_problem(exc)})"
@@ -389,6 +393,8 @@ class CompareResult:
                     f"field {name!r} holds {len(column):,} values; expected {n:,}, one per "
                     "item of field 'items'"
                 )
+        # a text or null answer or probability: named, not numpy's ValueError at save
+        _check_item_values(values, "answers_a", "answers_b", "probabilities")
         for name, column in values["rounds"].items():  # one value per evaluated item
             if len(column) != len(values["items"]):
                 raise InputError(
