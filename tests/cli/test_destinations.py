@@ -170,12 +170,14 @@ def test_write_directory_names_the_file_that_is_a_folder_and_writes_nothing(tmp_
         ("compare", "compare_items.csv"),
         ("compare", "compare.json"),
         ("select replay", "selection.json"),
+        ("experiment", "summary.csv"),
     ],
 )
 def test_a_folder_at_an_output_file_is_named_before_the_work(tmp_path, responses, command, name):
     """``--out DIR`` where DIR/NAME (a file the command writes) is a folder: fit, estimate and
     compare said 'cannot write DIR: Is a directory' after the work (the folder, not the
-    file; fit had moved abilities.csv in), select replay ended in a traceback (exit 1). Now
+    file; fit had moved abilities.csv in), select replay and experiment ended in a traceback
+    (exit 1). Now
     each refuses before the work (exit 2), naming DIR/NAME and that a file path was
     expected; nothing is written."""
     import numpy as np
@@ -201,6 +203,7 @@ def test_a_folder_at_an_output_file_is_named_before_the_work(tmp_path, responses
                     "--budget", "6"],
         "select replay": ["select", "replay", str(calibration), "--budget", "20",
                           "--no-history"],
+        "experiment": ["experiment", str(calibration), "--budget", "20", "--seeds", "1"],
     }[command]  # fmt: skip
     outcome = runner.invoke(app, [*args, "--out", str(out), "-q"])
     assert outcome.exit_code == 2, (outcome.output, outcome.exception)
