@@ -131,3 +131,84 @@ def test_fit_output_folder_has_the_umask_mode(tmp_path, responses):
     assert (out / "fit.json").is_file()
     assert out.stat().st_mode & 0o777 == reference.stat().st_mode & 0o777
     assert [p.name for p in tmp_path.iterdir() if ".partial-" in p.name] == []
+
+
+def _folder_at(folder: Path, name: str) -> Path:
+    """``folder/name`` made a folder (with a file of its own), where a command writes a file."""
+    (folder / name).mkdir(parents=True)
+    (folder / name / "keep").write_text("keep me")
+    return folder / name
+
+
+def _entries(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def test_write_directory_names_the_file_that_is_a_folder_and_writes_nothing(tmp_path):
+    """A folder at the second file's name: abilities.csv was moved in, then the move of
+    items.csv failed with 'cannot write OUT: Is a directory' (the output folder named, not
+    the file, and a table of the new write left beside nothing). Now refused first, naming
+    OUT/items.csv; nothing is moved in and no staging folder is left."""
+    from latentbench.io._outputs import write_directory
+
+    out = tmp_path / "fit"
+    blocked = _folder_at(out, "items.csv")
+    writers = {name: (lambda path: path.write_text("new")) for name in
+               ("abilities.csv", "items.csv", "fit.json")}  # fmt: skip
+    with pytest.raises(InputError) as info:
+        write_directory(out, writers, last="fit.json")
+    assert str(info.value).startswith(f"cannot write {blocked}: it is a folder; expected a file")
+    assert str(info.value).endswith("; nothing was written")
+    assert _entries(tmp_path) == ["fit", "fit/items.csv", "fit/items.csv/keep"]
+
+
+@pytest.mark.parametrize(
+    ("command", "name"),
+    [
+        ("fit", "items.csv"),
+        ("estimate", "estimate.json"),
+        ("compare", "compare_items.csv"),
+        ("compare", "compare.json"),
+        ("select replay", "selection.json"),
+        ("experiment", "summary.csv"),
+    ],
+)
+def test_a_folder_at_an_output_file_is_named_before_the_work(tmp_path, responses, command, name):
+    """``--out DIR`` where DIR/NAME (a file the command writes) is a folder: fit, estimate and
+    compare said 'cannot write DIR: Is a directory' after the work (the folder, not the
+    file; fit had moved abilities.csv in), select replay and experiment ended in a traceback
+    (exit 1). Now
+    each refuses before the work (exit 2), naming DIR/NAME and that a file path was
+    expected; nothing is written."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    cells = [(f"m{i}", str(j), float(rng.random() < 0.3 + 0.05 * i)) for i in range(10)
+             for j in range(40)]  # fmt: skip
+    calibration = tmp_path / "calib.parquet"
+    pd.DataFrame(cells, columns=["model", "item", "score"]).to_parquet(calibration)
+    new = tmp_path / "new.csv"
+    pd.DataFrame({"item": [str(j) for j in range(40)], "score": np.tile([1.0, 0.0], 20)}).to_csv(
+        new, index=False
+    )
+    two = tmp_path / "two.csv"
+    pd.concat([pd.read_csv(new).assign(model=m) for m in ("x", "y")]).to_csv(two, index=False)
+    out = tmp_path / "out"
+    blocked = _folder_at(out, name)
+    args = {
+        "fit": ["fit", str(calibration)],
+        "estimate": ["estimate", str(calibration), str(new), "--budget", "10"],
+        "compare": ["compare", str(calibration), str(two), "--a", "x", "--b", "y",
+                    "--budget", "6"],
+        "select replay": ["select", "replay", str(calibration), "--budget", "20",
+                          "--no-history"],
+        "experiment": ["experiment", str(calibration), "--budget", "20", "--seeds", "1"],
+    }[command]  # fmt: skip
+    outcome = runner.invoke(app, [*args, "--out", str(out), "-q"])
+    assert outcome.exit_code == 2, (outcome.output, outcome.exception)
+    said = " ".join(outcome.output.split())
+    assert f"cannot write {blocked}: it is a folder; expected a file path there" in said, said
+    assert "Is a directory" not in said and "Traceback" not in said
+    assert "warning" not in said  # refused before the work (fit's interval notes)
+    assert _entries(out) == [name, f"{name}/keep"]

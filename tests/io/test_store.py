@@ -690,3 +690,88 @@ def test_a_closed_store_says_it_is_closed(tmp_path):
         with pytest.raises(InputError, match=r"s\.duckdb: the store is closed .*open it again"):
             call()
     store.close()  # still idempotent
+
+
+def _read_only_writes(table_file: Path):
+    """Each public write method of Store, called as a user would, keyed by name."""
+    frame, report = read_results("table", table_file, benchmark="other", metric="acc")
+    return {
+        "ingest": lambda s, run: s.ingest(frame, report),
+        "ingest_files": lambda s, run: s.ingest_files(
+            "table", table_file, benchmark="other", metric="acc"
+        ),
+        "record_fit": lambda s, run: s.record_fit("arc_easy", options={"rank": 1}),
+        "start_selection": lambda s, run: s.start_selection({"policy": "random"}),
+        "set_selection_status": lambda s, run: s.set_selection_status(run, "done"),
+        "set_selection_config": lambda s, run: s.set_selection_config(run, {"policy": "x"}),
+        "add_observations": lambda s, run: s.add_observations(
+            run, {"seq": [7], "model": ["m1"], "item": ["q2"], "score": [0.0]}
+        ),
+        "add_decision": lambda s, run: s.add_decision(run, 1, {"pick": "q2"}),
+        "redact_selection_config": lambda s, run: s.redact_selection_config(run),
+        "publish_selection": lambda s, run: s.publish_selection(
+            run, benchmark="live", metric="acc"
+        ),
+    }
+
+
+_WRITES = {
+    "ingest": "the rows to its responses table",
+    "ingest_files": "the rows to its responses table",
+    "record_fit": "the fit to its fits table",
+    "start_selection": "a selection run to its selection_runs table",
+    "set_selection_status": "the run's status to its selection_runs table",
+    "set_selection_config": "the run's config to its selection_runs table",
+    "add_observations": "the observations to its selection_observations table",
+    "add_decision": "the decision to its selection_decisions table",
+    # a stored key to mask: written through set_selection_config
+    "redact_selection_config": "the run's config to its selection_runs table",
+    "publish_selection": "the run's scored cells to its responses table",
+}
+
+
+@pytest.mark.parametrize("method", list(_WRITES))
+def test_every_write_on_a_read_only_store_names_the_file(tmp_path, method):
+    """Every write method but record_fit, on a store opened read-only, raised DuckDB's own
+    ``InvalidInputException: Cannot execute statement of type "INSERT" on database "s" which
+    is attached in read-only mode!``: it named neither the file nor what to do. Each is now
+    refused before any work, with an InputError naming the store's file, what it would have
+    written, and the writable store expected; the store is left as it was."""
+    table = tmp_path / "scores.csv"
+    pd.DataFrame({"model": ["m1", "m1", "m2"], "item": ["q1", "q2", "q1"],
+                  "score": [1, 0, 1]}).to_csv(table, index=False)  # fmt: skip
+    path = tmp_path / "s.duckdb"
+    with Store(path) as db:
+        run = db.start_selection(
+            {"models": [{"name": "m1", "model_args": "model=m1,api_key=sk-OLD-123"}]}
+        )
+        db.add_observations(run, {"seq": [0], "model": ["m1"], "item": ["q1"], "score": [1.0]})
+    before = duckdb.connect(str(path), read_only=True)
+    tables = ("responses", "ingests", "fits", "selection_runs", "selection_observations",
+              "selection_decisions")  # fmt: skip
+    state = {t: before.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}
+    before.close()
+    call = _read_only_writes(table)[method]
+    with Store(path, read_only=True) as db, pytest.raises(InputError) as info:
+        call(db, run)
+    assert str(info.value) == (
+        f"{path}: cannot write {_WRITES[method]} (the store is opened read-only; nothing was "
+        "written); expected a store opened for writing (Store(path), not read_only=True)"
+    )
+    after = duckdb.connect(str(path), read_only=True)
+    assert {t: after.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables} == (
+        state
+    )
+    after.close()
+    # and the same call on the store opened for writing works
+    with Store(path) as db:
+        call(db, run)
+
+
+def test_redact_on_a_read_only_store_with_nothing_to_mask_writes_nothing(tmp_path):
+    """Nothing to mask, nothing to write: a read-only store answers an empty list."""
+    path = tmp_path / "s.duckdb"
+    with Store(path) as db:
+        run = db.start_selection({"models": [{"name": "m1"}]})
+    with Store(path, read_only=True) as db:
+        assert db.redact_selection_config(run) == []

@@ -266,3 +266,29 @@ def test_integer_codes_with_0_are_read_as_weights_and_said_so():
         groups = read_weights(cal, codes.astype(str))
     assert groups.kind == "groups" and groups.n_groups == 3 and groups.note is None
     assert "note" not in groups.record()
+
+
+@pytest.mark.parametrize(
+    ("Y", "shown", "given"),
+    [
+        (np.array([[0.0, 0.5, 2.0]] * 4), "2.0", "float64"),
+        (np.array([[0.0, 0.5, 1.1]] * 4), "1.1", "float64"),
+        (np.array([[0, 1, 3]] * 4, dtype=np.int64), "3", "int64"),
+        (np.array([[0, 1, 2]] * 4, dtype=np.int8), "2", "int8"),
+        (np.array([[0.0, 0.5, 1.5]] * 4, dtype=np.float32), "1.5", "float32"),
+    ],
+)
+def test_an_out_of_range_score_is_said_as_given(Y, shown, given):
+    """A float64 score of 2.0 (or an int64 3) was refused as '... in a float32 array': the
+    dtype it is kept as, not the one the user gave, and 1.1 was shown as float32's
+    1.100000023841858. Now the value and the dtype are the user's; what is refused is
+    unchanged."""
+    with pytest.raises(InputError) as info:
+        bare_calibration(responses=Y)
+    said = str(info.value)
+    values = "-1 (not observed), 0 or 1" if given == "int8" else (
+        "NaN (not observed) or a number in [0, 1]")  # fmt: skip
+    assert said == (
+        f"calibration: field 'responses' holds {shown} (model 'm0', item 'q2'; 4 such "
+        f"cell(s)); expected {values} in the {given} array given"
+    ), said

@@ -37,12 +37,20 @@ PROXIES = ("irt", "ridge")
 __all__ = ["compare_command", "estimate_command", "tiny_command"]
 
 
-def _writable_dir(out: Path) -> None:
-    """Fail before any work when ``out`` cannot receive the outputs. A folder that does not
-    exist yet is not created here (the results create it), so that a command that fails
-    leaves no empty ``--out`` folder behind: its nearest existing folder must be writable."""
+def _writable_dir(out: Path, files: tuple[str, ...]) -> None:
+    """Fail before any work when ``out`` cannot receive the outputs ``files`` (a folder at
+    one of their names is named). A folder that does not exist yet is not created here (the
+    results create it), so that a command that fails leaves no empty ``--out`` folder behind:
+    its nearest existing folder must be writable."""
     if out.exists() and not out.is_dir():
         fail(f"--out {out}: exists and is not a directory; expected a directory to write into")
+    if out.is_dir():
+        from latentbench.io import check_destination
+
+        try:
+            check_destination(out, "dir", files=files)
+        except InputError as exc:
+            fail(exc)
     if not out.exists():
         above = next((p for p in out.absolute().parents if p.exists()), Path("/"))
         if not above.is_dir():
@@ -55,6 +63,12 @@ def _writable_dir(out: Path) -> None:
         probe.unlink()
     except OSError as exc:
         fail(f"--out {out}: cannot write there ({exc.strerror or exc})")
+
+
+_ESTIMATE_FILES = ("estimates.csv", "estimate.json", "estimate_status.json")
+"""What ``estimate --out DIR`` writes there (:meth:`latentbench.select.EstimateSet.save`)."""
+_COMPARE_FILES = ("compare_items.csv", "compare.json")
+"""What ``compare --out DIR`` writes there (:meth:`latentbench.select.CompareResult.save`)."""
 
 
 def _mark_stale(out: Path, message: str, outcome: Any = None) -> None:
@@ -307,7 +321,7 @@ def estimate_command(
     """  # noqa: E501
 
     if out is not None:
-        _writable_dir(out)
+        _writable_dir(out, _ESTIMATE_FILES)
     choice = {"metric": metric, "filter": filter, "split": split}
     if group is not None and source == "table":
         fail("--group reads a tool's tasks as one benchmark: give --source TOOL")
@@ -1258,7 +1272,7 @@ def compare_command(
     else:
         design.update(budget=budget, seed=seed, floor=floor)
     if out is not None:
-        _writable_dir(out)
+        _writable_dir(out, _COMPARE_FILES)
     with clean_warnings():
         try:
             read: dict[str, Any] = {"source": source, "group": group, "duplicates": duplicates}
@@ -1346,7 +1360,7 @@ def _compare_live(
     if options["proxy"] not in PROXIES:
         fail(f"--proxy {options['proxy']!r}: expected one of {', '.join(PROXIES)}")
     if out is not None:
-        _writable_dir(out)
+        _writable_dir(out, _COMPARE_FILES)
     rank = options["rank"]
     with clean_warnings():
         try:

@@ -314,7 +314,8 @@ def fit(
     with clean_warnings():
         try:
             if out is not None:
-                check_destination(out, "dir")  # before the (not cheap) load and fit
+                # before the (not cheap) load and fit; a folder at one of its files too
+                check_destination(out, "dir", files=["abilities.csv", "items.csv", "fit.json"])
             # the options before the load, so that a bad value is refused at once
             if l2 is not None and not joint_ml:
                 raise InputError(

@@ -225,7 +225,7 @@ def replay(
     delta = deprecated_option(ctx, "delta", delta, "--alpha", alpha)
     target = fresh_out(out, "latentbench-select")
     try:  # before the replay runs, so that its result is never lost to a bad --out
-        check_destination(target, "dir")
+        check_destination(target, "dir", files=["selection.json"])
     except InputError as exc:
         _fail(exc)
     with clean_warnings():
@@ -289,6 +289,8 @@ def replay(
         result.to_json(path)
     except OSError as exc:  # the disk filled during the replay
         _fail(InputError(f"--out {target}: cannot write ({exc.strerror or exc})"))
+    except InputError as exc:  # a folder made at selection.json during the replay
+        _fail(exc)
     record = SelectionRecord.from_result(result, source=str(path))
     if not quiet:
         print_selection_table(record)
@@ -694,7 +696,7 @@ def experiment(
 
     target = fresh_out(out, "latentbench-experiment")
     try:  # before the runs, so that their result is never lost to a bad --out
-        check_destination(target, "dir")
+        check_destination(target, "dir", files=["summary.json", "summary.csv", "curves.csv"])
     except InputError as exc:
         _fail(exc)
     with clean_warnings():
@@ -759,6 +761,8 @@ def experiment(
         result.save(target)
     except OSError as exc:  # the disk filled during the runs
         _fail(InputError(f"--out {target}: cannot write ({exc.strerror or exc})"))
+    except InputError as exc:  # a folder made at one of its files during the runs
+        _fail(exc)
     if not quiet:
         print_experiment_table(result)
     replaced = f" (replacing the earlier {', '.join(there)})" if there else ""
@@ -829,7 +833,7 @@ def _estimate_task(
     target = fresh_out(out, "latentbench-experiment")
     with clean_warnings():
         try:
-            check_destination(target, "dir")
+            check_destination(target, "dir", files=["runs.csv", "summary.csv", "summary.json"])
             try:
                 marks = tuple(int(b) for b in budgets.split(",") if b.strip())
             except ValueError:
@@ -888,6 +892,8 @@ def _estimate_task(
         result.save(target)
     except OSError as exc:  # the disk filled during the runs
         _fail(InputError(f"--out {target}: cannot write ({exc.strerror or exc})"))
+    except InputError as exc:  # a folder made at one of its files during the runs
+        _fail(exc)
     if not quiet:
         print_estimate_experiment(result.summary, delta=delta, precision=precision or None)
     replaced = f" (replacing the earlier {', '.join(there)})" if there else ""

@@ -122,6 +122,9 @@ def write_directory(
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out} is a file; expected a directory (new or to reuse)")
+    blocked = _folder_in_the_way(out, [*writers, *remove])
+    if blocked is not None:  # before any file is moved in: nothing written half-way
+        raise InputError(f"cannot write {blocked}: {_FOLDER_IN_THE_WAY}")
     try:
         parent = out.parent
         parent.mkdir(parents=True, exist_ok=True)
@@ -148,6 +151,24 @@ def write_directory(
         raise InputError(f"cannot write {out}: {exc.strerror or exc}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+_FOLDER_IN_THE_WAY = (
+    "it is a folder; expected a file path there (the file of that name is written): move "
+    "or remove that folder, or give another output folder; nothing was written"
+)
+
+
+def _folder_in_the_way(out: Path, names: Sequence[str]) -> Path | None:
+    """The first ``out/NAME`` of ``names`` that is a folder (not a link to one: a link is
+    replaced), where a file of that name is to be written; None when there is none."""
+    if not out.is_dir():
+        return None
+    for name in names:
+        path = out / name
+        if path.is_dir() and not path.is_symlink():
+            return path
+    return None
 
 
 def replace_whole(path: Path, text: str, encoding: str | None = None) -> None:
@@ -268,7 +289,9 @@ def _moving_in(out: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def check_destination(out: Path, kind: str = "dir", flag: str = "--out") -> None:
+def check_destination(
+    out: Path, kind: str = "dir", flag: str = "--out", files: Sequence[str] = ()
+) -> None:
     """Check, before any work, that ``out`` can be written: a folder (``kind="dir"``, new or
     to reuse) or a file (``kind="file"``, new or to replace).
 
@@ -285,6 +308,9 @@ def check_destination(out: Path, kind: str = "dir", flag: str = "--out") -> None
     flag : str, default "--out"
         How the caller names ``out`` in the error (a command's option, or ``name=`` for a
         Python keyword).
+    files : sequence of str, default ()
+        With ``kind="dir"``: the names of the files to be written in ``out``; one that is a
+        folder there is refused now, naming it (not ``Is a directory`` after the work).
 
     Raises
     ------
@@ -298,6 +324,9 @@ def check_destination(out: Path, kind: str = "dir", flag: str = "--out") -> None
         raise InputError(f"{flag}{sep}{out}: no folder {out.parts[0]!r} here{tilde}")
     if kind == "dir" and out.exists() and not out.is_dir():
         raise InputError(f"{flag}{sep}{out} is a file; expected a directory (new or to reuse)")
+    blocked = _folder_in_the_way(out, files) if kind == "dir" else None
+    if blocked is not None:
+        raise InputError(f"{flag}{sep}{out}: cannot write {blocked}: {_FOLDER_IN_THE_WAY}")
     if kind == "file" and out.is_dir():
         raise InputError(f"{flag}{sep}{out} is a directory; expected the file to write")
     probe = out if kind == "dir" and out.is_dir() else out.parent

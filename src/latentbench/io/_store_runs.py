@@ -15,7 +15,7 @@ from latentbench._compat import TEXT
 from latentbench._version import __version__
 from latentbench.exceptions import InputError
 from latentbench.io._secrets import mask_run_config
-from latentbench.io._store_schema import utc_now
+from latentbench.io._store_schema import utc_now, writes
 
 __all__ = ["SelectionRuns"]
 
@@ -61,6 +61,7 @@ class SelectionRuns:
     connection)."""
 
     path: str
+    _read_only: bool  # Store's: the methods marked ``writes`` refuse a read-only store
 
     if TYPE_CHECKING:
 
@@ -69,6 +70,7 @@ class SelectionRuns:
 
         def ingest(self, frame: pd.DataFrame) -> Any: ...  # Store.ingest
 
+    @writes("a selection run to its selection_runs table")
     def start_selection(self, config: dict[str, Any], *, run_id: str | None = None) -> str:
         """Create a ``selection_runs`` row with status ``running``; returns its ``run_id``.
 
@@ -83,6 +85,11 @@ class SelectionRuns:
         -------
         str
             The run's id.
+
+        Raises
+        ------
+        InputError
+            On a store opened ``read_only`` (naming its file; nothing is written).
         """
         run_id = run_id or uuid.uuid4().hex
         self.connection.execute(
@@ -91,6 +98,7 @@ class SelectionRuns:
         )
         return run_id
 
+    @writes("the run's status to its selection_runs table")
     def set_selection_status(self, run_id: str, status: str) -> None:
         """Set the status of a selection run (e.g. ``done``, ``failed``, ``interrupted``).
 
@@ -100,11 +108,17 @@ class SelectionRuns:
             The run's id (a run not in the store changes nothing).
         status : str
             Its new status.
+
+        Raises
+        ------
+        InputError
+            On a store opened ``read_only`` (naming its file; nothing is written).
         """
         self.connection.execute(
             "UPDATE selection_runs SET status = ? WHERE run_id = ?", [status, run_id]
         )
 
+    @writes("the run's config to its selection_runs table")
     def set_selection_config(self, run_id: str, config: dict[str, Any]) -> None:
         """Replace the ``config`` record of a selection run (e.g. the endpoints it is asked at
         now, after a resume from another address).
@@ -115,12 +129,18 @@ class SelectionRuns:
             The run's id (a run not in the store changes nothing).
         config : dict of str to Any
             The new configuration, stored as JSON.
+
+        Raises
+        ------
+        InputError
+            On a store opened ``read_only`` (naming its file; nothing is written).
         """
         self.connection.execute(
             "UPDATE selection_runs SET config = ? WHERE run_id = ?",
             [json.dumps(config, default=str, sort_keys=True), run_id],
         )
 
+    @writes("the observations to its selection_observations table")
     def add_observations(
         self, run_id: str, observations: pd.DataFrame | Mapping[str, Sequence[Any]]
     ) -> int:
@@ -147,7 +167,8 @@ class SelectionRuns:
         ------
         InputError
             When ``seq``, ``model`` or ``item`` is missing, or a ``seq`` is already stored for
-            the run (then none of the rows is stored).
+            the run (then none of the rows is stored); on a store opened ``read_only``
+            (naming its file; nothing is written).
         """
         columns = ("seq", "round", "model", "item", "score", "error", "requested_at", "observed_at",
                    "attempts", "note")  # fmt: skip
@@ -193,6 +214,7 @@ class SelectionRuns:
             raise InputError(f"run {run_id!r}: an observation seq is repeated ({exc})") from None
         return n
 
+    @writes("the decision to its selection_decisions table")
     def add_decision(self, run_id: str, round: int, payload: dict[str, Any]) -> None:
         """Record what the policy decided at ``round`` (JSON payload).
 
@@ -204,6 +226,11 @@ class SelectionRuns:
             The round of the decision.
         payload : dict of str to Any
             The decision, stored as JSON.
+
+        Raises
+        ------
+        InputError
+            On a store opened ``read_only`` (naming its file; nothing is written).
         """
         self.connection.execute(
             "INSERT INTO selection_decisions VALUES (?, ?, ?)",
@@ -224,6 +251,12 @@ class SelectionRuns:
         -------
         list of str
             The fields masked (e.g. ``models[0].model_args``); empty when none held a key.
+
+        Raises
+        ------
+        InputError
+            When a field holds a key and the store is opened ``read_only`` (naming its file;
+            nothing is written). With nothing to mask, nothing is written: an empty list.
         """
         rows = self.connection.execute(
             "SELECT config FROM selection_runs WHERE run_id = ?", [run_id]
@@ -331,6 +364,7 @@ class SelectionRuns:
         ).fetchall()
         return [{"round": r, **json.loads(p)} for r, p in rows]
 
+    @writes("the run's scored cells to its responses table")
     def publish_selection(
         self,
         run_id: str,
@@ -356,6 +390,11 @@ class SelectionRuns:
         -------
         int
             Rows offered to :meth:`ingest` (already present rows are not duplicated).
+
+        Raises
+        ------
+        InputError
+            On a store opened ``read_only`` (naming its file; nothing is written).
         """
         rows = self.selection_observations(run_id)
         rows = rows[rows["score"].notna()]

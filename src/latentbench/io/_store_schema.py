@@ -5,7 +5,10 @@ The tables are described in :mod:`latentbench.io.store`.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any, TypeVar
 
 import duckdb
 import numpy as np
@@ -30,6 +33,7 @@ __all__ = [
     "to_arrow",
     "upgrade_from_1",
     "utc_now",
+    "writes",
 ]
 
 SCHEMA_VERSION = 2
@@ -121,6 +125,32 @@ CREATE TABLE IF NOT EXISTS selection_decisions (
 
 def utc_now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
+
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def writes(what: str) -> Callable[[_Method], _Method]:
+    """Mark a store method that writes ``what`` (e.g. ``"the fit to its fits table"``): on a
+    store opened ``read_only`` it is refused before any work, with an :class:`InputError`
+    naming the store's file, what would have been written and how to get a writable store,
+    not DuckDB's ``InvalidInputException`` ('Cannot execute statement of type "INSERT" ...
+    attached in read-only mode')."""
+
+    def decorate(method: _Method) -> _Method:
+        @functools.wraps(method)
+        def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if getattr(self, "_read_only", False):
+                raise InputError(
+                    f"{self.path}: cannot write {what} (the store is opened read-only; "
+                    "nothing was written); expected a store opened for writing "
+                    "(Store(path), not read_only=True)"
+                )
+            return method(self, *args, **kwargs)
+
+        return checked  # type: ignore[return-value]
+
+    return decorate
 
 
 def foreign_tables(connection: duckdb.DuckDBPyConnection) -> list[str]:

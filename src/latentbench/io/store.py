@@ -69,6 +69,7 @@ from latentbench.io._store_schema import (
     to_arrow,
     upgrade_from_1,
     utc_now,
+    writes,
 )
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
@@ -404,7 +405,7 @@ class Store(SelectionRuns):
         given = wait is not None  # the Store's own wait: the environment's is not read
         wait = _default_wait() if wait is None else _checked_wait(wait, f"wait={wait!r}")
         self.path = str(path)
-        self._read_only = read_only  # a write's refusal says so, not that a table is wrong
+        self._read_only = read_only  # its writes are refused (``writes``), not DuckDB's error
         suffix = Path(self.path).suffix.lower()
         if suffix in TABLE_SUFFIXES:  # DuckDB would open (or make) it as a database
             raise InputError(
@@ -536,6 +537,7 @@ class Store(SelectionRuns):
         return dict(self.connection.execute("SELECT key, value FROM meta").fetchall())
 
     # ------------------------------------------------------------------ ingest
+    @writes("the rows to its responses table")
     def ingest(
         self,
         frame: pd.DataFrame | pa.Table,
@@ -575,7 +577,8 @@ class Store(SelectionRuns):
         ------
         InputError
             Missing columns, a score outside [0, 1], or a conflicting score for one key (naming
-            both files). The store is left unchanged.
+            both files); a store opened ``read_only`` (naming its file). The store is left
+            unchanged.
         """
         if duplicates not in DUPLICATE_POLICIES:
             raise InputError(
@@ -776,6 +779,7 @@ class Store(SelectionRuns):
         ).fetchall()
         return int(updated[0][0]) if updated else 0
 
+    @writes("the rows to its responses table")
     def ingest_files(
         self, source: str, paths: Any, **options: Any
     ) -> tuple[IngestResult, LoadReport]:
@@ -798,6 +802,12 @@ class Store(SelectionRuns):
         -------
         IngestResult, LoadReport
             What :meth:`ingest` did and what reading found.
+
+        Raises
+        ------
+        InputError
+            As :meth:`ingest` and :func:`~latentbench.io.read_results`; a store opened
+            ``read_only`` is refused before any file is read.
         """
         from latentbench.io.formats import read_results
 
@@ -1338,6 +1348,7 @@ class Store(SelectionRuns):
         return int(self.connection.execute(count_query, params).fetchall()[0][0])
 
     # ------------------------------------------------------------------ fits
+    @writes("the fit to its fits table")
     def record_fit(
         self,
         benchmark: str,
@@ -1369,8 +1380,8 @@ class Store(SelectionRuns):
         ------
         InputError
             When DuckDB cannot write the row (a ``fits`` table edited out of its columns, a
-            disk full, a store opened ``read_only``): the store's file, the table and
-            DuckDB's reason, not its exception.
+            disk full): the store's file, the table and DuckDB's reason, not its exception;
+            a store opened ``read_only``: its file, and that a writable store was expected.
         """
         if result is not None:
             if summary is None and callable(getattr(result, "fit_info", None)):
@@ -1394,15 +1405,10 @@ class Store(SelectionRuns):
             self.connection.execute("INSERT INTO fits VALUES (?, ?, ?, ?, ?, ?)", row)
         except duckdb.Error as exc:  # an edited table, a disk full: said as the store's
             reason = str(exc).split("\n")[0]
-            expected = (
-                "a store opened for writing (Store(path), not read_only=True)"
-                if self._read_only
-                else "the fits table latentbench makes (id, created_at, benchmark, options, "
-                "summary, package_version)"
-            )
             raise InputError(
                 f"{self.path}: cannot write the fit to its fits table ({type(exc).__name__}: "
-                f"{reason}); expected {expected}"
+                f"{reason}); expected the fits table latentbench makes (id, created_at, "
+                "benchmark, options, summary, package_version)"
             ) from None
         return fit_id
 

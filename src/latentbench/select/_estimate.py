@@ -494,7 +494,8 @@ def write_json(out: str | os.PathLike[str], name: str, data: Any) -> Path:
     from latentbench.io import check_destination
 
     folder = as_path(out, "out")
-    check_destination(folder, "dir", flag="out=")  # a file there: said, not FileExistsError
+    # a file there, or a folder at out/name: said, not FileExistsError or IsADirectoryError
+    check_destination(folder, "dir", flag="out=", files=[name])
     from latentbench.io._outputs import replace_whole
 
     text = json.dumps(data, indent=2, allow_nan=False)

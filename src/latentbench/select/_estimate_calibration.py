@@ -203,13 +203,14 @@ class Calibration:
                     f"calibration: responses of shape {Y.shape}; expected "
                     f"({U.shape[0]}, {n}) (models x items)"
                 )
+            given, shown = Y.dtype, Y  # a bad cell is said as given, not as kept
             if Y.dtype not in (np.int8, np.float32):
                 if Y.dtype.kind not in "biuf":  # objects (None, pd.NA, numbers), text
-                    Y = _as_scores(Y, self.model_ids, self.item_ids)
+                    Y = shown = _as_scores(Y, self.model_ids, self.item_ids)
                 if Y.dtype.kind == "f":  # an infinite score is no missing cell (-1 once kept)
                     _refuse_infinite(Y, self.model_ids, self.item_ids)
                 Y = compact_responses(Y)
-            _check_responses(Y, self.model_ids, self.item_ids)
+            _check_responses(Y, self.model_ids, self.item_ids, shown, given)
             Y.setflags(write=False)
             object.__setattr__(self, "responses", Y)
         for name, value in (
@@ -297,24 +298,28 @@ class Calibration:
         return np.asarray(sigmoid(mu / np.sqrt(1.0 + np.pi * s2 / 8.0)), dtype=np.float64)
 
 
-def _check_responses(Y: np.ndarray, model_ids: Any, item_ids: Any) -> None:
-    """Refuse kept responses outside their dtype's values: int8 -1 (not observed), 0 or 1;
-    float32 NaN (not observed) or in [0, 1]. Reductions only (no temporary of the matrix's
-    size unless a value is wrong)."""
+def _check_responses(
+    Y: np.ndarray, model_ids: Any, item_ids: Any, shown: np.ndarray, given: np.dtype[Any]
+) -> None:
+    """Refuse kept responses ``Y`` outside their dtype's values: int8 -1 (not observed), 0
+    or 1; float32 NaN (not observed) or in [0, 1]. A bad cell is said as the user gave it:
+    its value in ``shown`` (the responses before they were kept compactly: 1.1, not float32's
+    1.100000023841858) and the dtype ``given`` (float64, not the float32 it is kept as).
+    Reductions only (no temporary of the matrix's size unless a value is wrong)."""
     if Y.size == 0:
         return
     if Y.dtype == np.int8:
         if int(Y.min()) >= -1 and int(Y.max()) <= 1:
             return
         bad = (Y < -1) | (Y > 1)
-        expected = "-1 (not observed), 0 or 1 in an int8 array"
+        expected = f"-1 (not observed), 0 or 1 in the {given} array given"
     else:
         low, high = float(np.fmin.reduce(Y, axis=None)), float(np.fmax.reduce(Y, axis=None))
         if math.isnan(low) or (low >= 0.0 and high <= 1.0):  # all NaN, or all within [0, 1]
             return
         bad = ~np.isnan(Y) & ~((Y >= 0) & (Y <= 1))
-        expected = "NaN (not observed) or a number in [0, 1] in a float32 array"
-    _refuse_cell(Y, bad, expected, model_ids, item_ids)
+        expected = f"NaN (not observed) or a number in [0, 1] in the {given} array given"
+    _refuse_cell(shown, bad, expected, model_ids, item_ids)
 
 
 def _as_scores(Y: np.ndarray, model_ids: Any, item_ids: Any) -> np.ndarray:
