@@ -50,9 +50,10 @@ _TOLERANCE = 1e-9
 
 
 def _logsumexp(a: np.ndarray) -> np.ndarray:
-    """``log(sum(exp(a), axis=0))`` for a (H, ...) array, shape (...) (the sum over the
-    first axis is in row order whatever the other axes: each element's bits do not depend
-    on them)."""
+    """``log(sum(exp(a), axis=0))`` for a (H, ...) array, shape (...). With fewer than 8
+    rows (every caller: 5 horizons and the target) the sum over the first axis is in row
+    order whatever the other axes, so each element's bits do not depend on them; with 8 or
+    more, numpy sums a single remaining column pairwise (other bits than a wider array's)."""
     top = np.maximum.reduce(a, axis=0)  # (a.max and a.sum, without their Python wrappers)
     return np.asarray(top + np.log(np.add.reduce(np.exp(a - top), axis=0)))
 
