@@ -852,17 +852,20 @@ def _paired(
             break
         fa, fb = a.f, b.f
         g = fa - fb
-        var = np.clip(fa * (1 - fa), 0, 0.25) + np.clip(fb * (1 - fb), 0, 0.25)
+        # ndarray.clip: what np.clip calls, without its dispatch (the same bits)
+        var = (fa * (1 - fa)).clip(0, 0.25) + (fb * (1 - fb)).clip(0, 0.25)
         if fixed is None:
             q = np.where(unrevealed, np.sqrt(var), 0.0)
             if weighted:  # in proportion to W q, the floor to W: W_j / pi_j <= sum_U W / floor
                 q = W * q
                 base = np.where(unrevealed, W, 0.0)
                 base = base / float(base.sum())
-                pi = (1 - floor) * q / q.sum() + floor * base if q.sum() > 0 else base
+                total = q.sum()
+                pi = (1 - floor) * q / total + floor * base if total > 0 else base
             else:
                 count = int(unrevealed.sum())
-                pi = (1 - floor) * q / q.sum() + floor * unrevealed / count if q.sum() > 0 else (
+                total = q.sum()
+                pi = (1 - floor) * q / total + floor * unrevealed / count if total > 0 else (
                     unrevealed / count)  # fmt: skip
             j = draw_item(pi, unrevealed, rng, a.draw_order)
         try:

@@ -25,7 +25,6 @@ import numpy as np
 
 from latentbench._checks import is_number
 from latentbench.exceptions import InputError
-from latentbench.irt._objective import sigmoid
 from latentbench.select._estimate_calibration import Calibration
 from latentbench.select._estimate_cs import WeightedBettingCS
 
@@ -117,7 +116,7 @@ def design_probabilities(
     count = int(unrevealed.sum())
     if count == 0:
         return np.zeros_like(f)
-    var = np.clip(f * (1.0 - f), 0.0, 0.25)
+    var = (f * (1.0 - f)).clip(0.0, 0.25)  # what np.clip calls, without its dispatch
     if proposal == "residual":
         q = np.sqrt(var)
     elif proposal == "information":
@@ -316,6 +315,11 @@ class SequentialEstimate:
         r = self.Vw.shape[1]
         self.z = np.zeros(r)
         self.Hinv: np.ndarray = np.eye(r)
+        self._eye = np.eye(r)
+        self._X = np.empty((self.n, r))  # the revealed items' rows Vw / sigma, in order
+        self._c = np.empty(self.n)  # and bw / sigma
+        self._y = np.empty(self.n)  # and the answers
+        self._rows = 0
         self.unrevealed = np.ones(self.n, dtype=bool)
         self.order: list[int] = []
         self.answers: list[float] = []
@@ -333,7 +337,8 @@ class SequentialEstimate:
     def _predict(self) -> None:
         mu = (self.Vw @ self.z + self.bw) / self.sigma
         s2 = ((self.Vw @ self.Hinv) * self.Vw).sum(axis=1) / self.sigma**2
-        self.f_irt = np.asarray(sigmoid(mu / np.sqrt(1.0 + np.pi * np.maximum(s2, 0.0) / 8.0)))
+        x = mu / np.sqrt(1.0 + np.pi * np.maximum(s2, 0.0) / 8.0)
+        self.f_irt = 0.5 * (1.0 + np.tanh(0.5 * x))  # sigmoid, inlined
         self.f = self.f_irt
         if self.ridge is None:
             return
@@ -346,27 +351,34 @@ class SequentialEstimate:
             self.f = np.clip(self.f_irt + self.ridge.correction(), 0.0, 1.0)
 
     def _fit(self, steps: int) -> None:
-        idx = np.asarray(self.order, dtype=np.int64)
-        y = np.asarray(self.answers, dtype=np.float64)
-        X = self.Vw[idx] / self.sigma
-        c = self.bw[idx] / self.sigma  # the same for every step
+        t = len(self.order)
+        if self._rows < t:  # the revealed items' rows, cached: order and answers only grow
+            new = np.asarray(self.order[self._rows :], dtype=np.int64)
+            self._X[self._rows : t] = self.Vw[new] / self.sigma
+            self._c[self._rows : t] = self.bw[new] / self.sigma
+            self._y[self._rows : t] = self.answers[self._rows :]
+            self._rows = t
+        # the same operations on the same (t, r) C-contiguous rows as Vw[order] / sigma: the
+        # same bits, without re-indexing every revealed item every round
+        X, c, y = self._X[:t], self._c[:t], self._y[:t]
+        XT = X.T
         r = X.shape[1]
-        eye = np.eye(r)
+        eye = self._eye
+        tanh = np.tanh
         for _ in range(steps):
-            p = sigmoid(X @ self.z + c)
-            grad = X.T @ (p - y) + self.z
-            w = p * (1.0 - p)
-            H = (X.T * w) @ X + eye
+            p = 0.5 * (1.0 + tanh(0.5 * (X @ self.z + c)))  # sigmoid, inlined
+            grad = XT @ (p - y) + self.z
+            H = (XT * (p * (1.0 - p))) @ X + eye
             # rank 1: LAPACK's solve of a 1 x 1 system is one division (the same bits, a
             # tenth of the call's cost, which a compare pays twice a round)
             step = grad / H[0] if r == 1 else np.linalg.solve(H, grad)
-            norm = float(np.sqrt(step @ step))
+            norm = math.sqrt(float(step @ step))
             if norm > 1.0:  # a trust region (prior sd units): saturated answers overshoot
                 step = step / norm
             self.z = self.z - step
-        p = sigmoid(X @ self.z + c)
-        H = (X.T * (p * (1.0 - p))) @ X + eye
-        self.Hinv = np.asarray(1.0 / H if r == 1 else np.linalg.inv(H), dtype=np.float64)
+        p = 0.5 * (1.0 + tanh(0.5 * (X @ self.z + c)))
+        H = (XT * (p * (1.0 - p))) @ X + eye
+        self.Hinv = 1.0 / H if r == 1 else np.linalg.inv(H)
 
     def set_target(self, target: float | None) -> None:
         """Size the confidence sequence for ``target`` (before the first answer only).
@@ -513,8 +525,9 @@ class SequentialEstimate:
         center = (self.revealed_sum + pool_f) / n
         z = center + W[j] * (y - f[j]) / (n * pi[j])
         # the range of Z given the past: W_j / pi_j <= sum_U W / floor keeps it finite
-        ratio_lo = np.where(U, -Wf / np.where(U, n * pi, 1.0), np.inf)
-        ratio_hi = np.where(U, (W - Wf) / np.where(U, n * pi, 1.0), -np.inf)
+        safe = np.where(U, n * pi, 1.0)
+        ratio_lo = np.where(U, -Wf / safe, np.inf)
+        ratio_hi = np.where(U, (W - Wf) / safe, -np.inf)
         lo, hi = center + float(ratio_lo.min()), center + float(ratio_hi.max())
         var_j = self._item_variance()
         variance = float((self.W2[U] * var_j[U] / pi[U]).sum()) / n**2
