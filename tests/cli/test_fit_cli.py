@@ -275,11 +275,8 @@ def test_fit_refuses_options_it_would_ignore(tmp_path):
     assert not (tmp_path / "fit").exists()
 
 
-def test_fit_from_a_store_another_process_reads(tmp_path, store_held, monkeypatch):
-    """`fit --store` reads the store, fits, writes the fit directory, then records the fit in
-    the store: another process reading the store at that moment (an `ls`, a report) made
-    that last step end in a traceback, after the files were written. Now one warning says the
-    fit was not recorded, the tables print and the command succeeds."""
+def _store_of_benchmark_b(tmp_path):
+    """A store holding benchmark ``b``: 12 models x 30 items of random 0/1 scores."""
     from latentbench.io.store import Store
 
     rng = np.random.default_rng(0)
@@ -291,6 +288,17 @@ def test_fit_from_a_store_another_process_reads(tmp_path, store_held, monkeypatc
     frame.to_csv(table, index=False)
     with Store(store) as db:
         db.ingest_files("table", [table], benchmark="b")
+    return store
+
+
+def test_fit_from_a_store_another_process_reads(tmp_path, store_held, monkeypatch):
+    """`fit --store` reads the store, fits, writes the fit directory, then records the fit in
+    the store: another process reading the store at that moment (an `ls`, a report) made
+    that last step end in a traceback, after the files were written. Now one warning says the
+    fit was not recorded, the tables print and the command succeeds."""
+    from latentbench.io.store import Store
+
+    store = _store_of_benchmark_b(tmp_path)
     # the record step gives up after this wait, not the default 5 s (the test idled 5 s)
     monkeypatch.setenv("LATENTBENCH_STORE_WAIT", "0.2")
     with store_held(store, read_only=True):
@@ -320,15 +328,8 @@ def test_fit_store_whose_fits_table_cannot_take_the_fit(tmp_path):
     from latentbench.exceptions import InputError
     from latentbench.io.store import Store
 
-    rng = np.random.default_rng(0)
-    frame = pd.DataFrame(
-        [(f"m{i}", f"q{j}", float(rng.random() < 0.5)) for i in range(12) for j in range(30)],
-        columns=["model", "item", "score"],
-    )
-    table, store = tmp_path / "t.csv", tmp_path / "s.duckdb"
-    frame.to_csv(table, index=False)
+    store = _store_of_benchmark_b(tmp_path)
     with Store(store) as db:
-        db.ingest_files("table", [table], benchmark="b")
         db.connection.execute("ALTER TABLE fits DROP COLUMN package_version")
         with pytest.raises(InputError, match=r"s\.duckdb: cannot write the fit to its fits "
                            r"table \(BinderException: .*expected the fits table"):  # fmt: skip
