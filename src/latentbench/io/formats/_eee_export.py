@@ -124,8 +124,8 @@ def write_eee(frame: pd.DataFrame, out: str | Path) -> list[Path]:
     InputError
         A record that does not validate, ``out`` is a file, a record's path inside an
         existing ``out`` is taken by a folder (or one of its folders by a file), or writing
-        fails (disk full, ...); nothing is written then: the files are written into a staging folder beside ``out``
-        and moved into place once all are complete.
+        fails (disk full, ...); nothing is written then: the files are written into a
+        staging folder beside ``out`` and moved into place once all are complete.
     """
     out = Path(out)
     planned: list[tuple[Path, dict[str, Any], Path, list[dict[str, Any]]]] = []
