@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from pathlib import Path
 
 import jsonschema
@@ -183,3 +185,32 @@ def test_exported_files_validate_against_the_real_schema(tmp_path):
             assert schema_errors(json.loads(line), "instance_level_eval.schema.json") == []
             n_records += 1
     assert n_records > 0
+
+
+@pytest.mark.parametrize("in_the_way", ["folder at a file's name", "file at a folder's name"])
+def test_export_into_a_folder_with_something_in_the_way_writes_nothing(tmp_path, in_the_way):
+    """Exporting again into a folder where a record's path is taken by something of the other
+    kind (a folder where a record goes, a file where its folder goes) is refused before any
+    file moves, naming the path: before, the records ahead of it were replaced and the error
+    said "nothing written"."""
+    with _mixed_store(tmp_path / "a.duckdb") as store:
+        frame = store.long()
+    out = tmp_path / "eee"
+    files = write_eee(frame, out)
+    assert len(files) >= 2
+    first_samples = files[0].with_name(files[0].stem + "_samples.jsonl")
+    first_samples.write_text("stale\n", encoding="utf-8")
+    if in_the_way == "folder at a file's name":
+        blocked = files[-1]
+        blocked.unlink()
+        blocked.mkdir()
+        expected = rf"{re.escape(str(blocked))} is a folder; expected a record file"
+    else:
+        blocked = files[-1].parent
+        shutil.rmtree(blocked)
+        blocked.write_text("not a folder", encoding="utf-8")
+        expected = rf"{re.escape(str(blocked))} is a file; expected a folder"
+    with pytest.raises(InputError, match=expected + r".*nothing written"):
+        write_eee(frame, out)
+    assert first_samples.read_text(encoding="utf-8") == "stale\n"  # nothing moved
+    assert not list(tmp_path.glob("*.partial*")) and len(list(tmp_path.iterdir())) == 2

@@ -122,9 +122,10 @@ def write_eee(frame: pd.DataFrame, out: str | Path) -> list[Path]:
     Raises
     ------
     InputError
-        A record that does not validate, ``out`` is a file, or writing fails (disk full, ...);
-        nothing is written then: the files are written into a staging folder beside ``out``
-        and moved into place once all are complete.
+        A record that does not validate, ``out`` is a file, a record's path inside an
+        existing ``out`` is taken by a folder (or one of its folders by a file), or writing
+        fails (disk full, ...); nothing is written then: the files are written into a
+        staging folder beside ``out`` and moved into place once all are complete.
     """
     out = Path(out)
     planned: list[tuple[Path, dict[str, Any], Path, list[dict[str, Any]]]] = []
@@ -228,6 +229,7 @@ def write_eee(frame: pd.DataFrame, out: str | Path) -> list[Path]:
         if not out.exists():
             os.replace(staging, out)
         else:
+            _check_in_the_way(out, moves)
             for rel in moves:
                 (out / rel).parent.mkdir(parents=True, exist_ok=True)
                 os.replace(staging / rel, out / rel)
@@ -236,3 +238,16 @@ def write_eee(frame: pd.DataFrame, out: str | Path) -> list[Path]:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return written
+
+
+def _check_in_the_way(out: Path, moves: list[Path]) -> None:
+    """Refuse, before any record moves into the existing folder ``out``, a destination taken
+    by something of the other kind: a folder where a record file goes, or a file where one
+    of its folders goes (``os.replace`` would fail there with some records already moved)."""
+    folders = {parent for rel in moves for parent in rel.parents if parent != Path(".")}
+    for folder in sorted(folders, key=lambda p: len(p.parts)):
+        if (out / folder).exists() and not (out / folder).is_dir():
+            raise InputError(f"{out / folder} is a file; expected a folder; nothing written")
+    for rel in moves:
+        if (out / rel).is_dir():
+            raise InputError(f"{out / rel} is a folder; expected a record file; nothing written")
