@@ -18,6 +18,8 @@ import pytest
 from latentbench.io.store import Store
 from latentbench.select.live import LiveConfig, run_live
 
+from .conftest import run_cli, said
+
 WAIT = 30.0
 CLI = "from latentbench.cli import main; main()"
 CONCURRENCY = 4
@@ -61,6 +63,13 @@ def _decisions(path: Path) -> list[dict]:
         ]
 
 
+def _resume(s, config: Path, store: Path):
+    """The same command again, in this process (it reads only the store, as a fresh process
+    does; the run killed or interrupted before it was a process of its own)."""
+    args = ["select", "live", "--config", config, "--store", store, "--quiet", "--json"]
+    return run_cli(*args, env={s.key_env: s.api_key})
+
+
 def _reference(s, config: Path):
     """An uninterrupted live run (then the server's logs are reset)."""
     result = run_live(LiveConfig.from_toml(config), s.tmp / "reference.duckdb")
@@ -98,9 +107,9 @@ def test_sigkill_and_resume(live_setup):
     in_flight = set(requested_before) - set(answered_before)
     assert len(in_flight) == CONCURRENCY
 
-    proc, out2, err2 = _start(s, config, store, "resumed")
-    assert proc.wait(120) == 0, err2.read_text()
-    resumed = json.loads(out2.read_text())
+    again = _resume(s, config, store)
+    assert again.exit_code == 0, said(again)
+    resumed = json.loads(again.stdout)
     final = _observations(store)
     cells = [(m, i) for m, i, _ in final]
 
@@ -121,8 +130,9 @@ def test_sigkill_and_resume(live_setup):
     assert sel["best_model"] == str(reference.selection.best_id)
     np.testing.assert_allclose([a["estimate"] for a in sel["arms"]], reference.selection.estimates)
     # the key never reaches the logs or the store file
-    for path in (err1, out2, err2, store):
+    for path in (err1, store):
         assert s.api_key.encode() not in path.read_bytes()
+    assert s.api_key not in again.stdout and s.api_key not in again.stderr
     print(
         f"\nkill/resume: {len(stored_before)} cells stored before SIGKILL, "
         f"{len(in_flight)} in flight, {len(lost)} answered-but-uncommitted; "
@@ -162,9 +172,9 @@ def test_ctrl_c_stops_after_batch_and_resumes(live_setup, stop):
     assert all(not np.isnan(score) for _, _, score in stored)
     assert len(s.state.requests) == len(stored)  # nothing after the batch was requested
 
-    proc, out, err2 = _start(s, config, store, "after-interrupt")
-    assert proc.wait(120) == 0, err2.read_text()
-    result = json.loads(out.read_text())
+    again = _resume(s, config, store)
+    assert again.exit_code == 0, said(again)
+    result = json.loads(again.stdout)
     assert result["n_replayed"] == len(stored)
     assert result["selection"]["best_model"] == str(reference.selection.best_id)
     assert max(s.state.answered.values()) == 1
