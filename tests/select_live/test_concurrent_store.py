@@ -116,6 +116,7 @@ def test_a_store_held_briefly_is_waited_for(tmp_path: Path, store_held):
     table = tmp_path / "rows.csv"
     table.write_text("model,item,score\nm1,i1,1\nm1,i2,0\nm2,i1,0\nm2,i2,1\n")
     waiting = tmp_path / "waiting"
+    Store(store).close()  # the store the holder (a bare DuckDB connection) holds
     with store_held(store, read_only=False) as pid:
         assert pid
         ingest = subprocess.Popen(
