@@ -70,19 +70,31 @@ def _resume(s, config: Path, store: Path):
     return run_cli(*args, env={s.key_env: s.api_key})
 
 
-def _reference(s, config: Path):
-    """An uninterrupted live run (then the server's logs are reset)."""
-    result = run_live(LiveConfig.from_toml(config), s.tmp / "reference.duckdb")
-    s.state.requests.clear()
-    s.state.answered.clear()
-    return result
+@pytest.fixture(scope="module")
+def references() -> dict:
+    """The uninterrupted runs of this module, by configuration text with the server's port
+    taken out, filled by the first test that asks (the three kill/interrupt tests ran the same
+    one each: each test's server answers from the same table, the seed is the same)."""
+    return {}
+
+
+def _reference(s, config: Path, references: dict):
+    """An uninterrupted live run of ``config`` and its decisions, round by round (made once
+    per module; then the server's logs are reset)."""
+    key = config.read_text().replace(f":{s.port}/", ":PORT/")
+    if key not in references:
+        result = run_live(LiveConfig.from_toml(config), s.tmp / "reference.duckdb")
+        references[key] = (result, _decisions(s.tmp / "reference.duckdb"))
+        s.state.requests.clear()
+        s.state.answered.clear()
+    return references[key]
 
 
 @pytest.mark.slow
-def test_sigkill_and_resume(live_setup):
+def test_sigkill_and_resume(live_setup, references):
     s = live_setup
     config = s.write_config(oracle={"concurrency": CONCURRENCY})
-    reference = _reference(s, config)
+    reference, reference_decisions = _reference(s, config, references)
     store = s.tmp / "killed.duckdb"
 
     # hold every request after the 51st: round 3 is in flight (requests 49..56)
@@ -125,7 +137,7 @@ def test_sigkill_and_resume(live_setup):
     assert resumed["n_paid"] == len(cells) - len(stored_before)
     assert resumed["paid_total"] == len(cells)
     # same decisions, round by round, and the same final answer as the uninterrupted run
-    assert _decisions(store) == _decisions(s.tmp / "reference.duckdb")
+    assert _decisions(store) == reference_decisions
     sel = resumed["selection"]
     assert sel["best_model"] == str(reference.selection.best_id)
     np.testing.assert_allclose([a["estimate"] for a in sel["arms"]], reference.selection.estimates)
@@ -144,12 +156,12 @@ def test_sigkill_and_resume(live_setup):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
-def test_ctrl_c_stops_after_batch_and_resumes(live_setup, stop):
+def test_ctrl_c_stops_after_batch_and_resumes(live_setup, references, stop):
     """Ctrl-C, or SIGTERM (``kill``, ``docker stop``, a cancelled CI job: it ended the run
     at once, unsaid, the batch in flight paid and lost), stops after the batch in flight."""
     s = live_setup
     config = s.write_config(oracle={"concurrency": CONCURRENCY})
-    reference = _reference(s, config)
+    reference, _ = _reference(s, config, references)
     store = s.tmp / "interrupted.duckdb"
     s.state.hold_after = INIT + 2 * 8 + 3  # hold inside round 3 (cells 49..56)
     proc, _, err = _start(s, config, store, "interrupted")
