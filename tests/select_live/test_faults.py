@@ -9,25 +9,39 @@ from latentbench.io.store import Store
 from latentbench.select.live import LiveConfig, run_live
 
 
-def _reference(s):
-    ref = run_live(LiveConfig.from_toml(s.write_config(s.tmp / "ref.toml")), s.tmp / "ref.duckdb")
-    s.state.requests.clear()
-    s.state.answered.clear()
-    return ref
+@pytest.fixture(scope="module")
+def reference_run() -> list:
+    """The fault-free run of the default configuration and its stored observations, made by
+    the first test that asks (two tests ran it each: each test's server answers from the same
+    table, the seed is the same)."""
+    return []
+
+
+def _reference(s, reference_run: list):
+    """The fault-free run and its observations (made once per module; then the server's logs
+    are reset)."""
+    if not reference_run:
+        ref = run_live(
+            LiveConfig.from_toml(s.write_config(s.tmp / "ref.toml")), s.tmp / "ref.duckdb"
+        )
+        with Store(s.tmp / "ref.duckdb", read_only=True) as db:
+            reference_run += [ref, db.selection_observations(ref.run_id)]
+        s.state.requests.clear()
+        s.state.answered.clear()
+    return reference_run[0], reference_run[1].copy()
 
 
 @pytest.mark.slow
-def test_transient_faults_are_retried(live_setup):
+def test_transient_faults_are_retried(live_setup, reference_run):
     s = live_setup
-    ref = _reference(s)
+    ref, observed = _reference(s, reference_run)
     kinds = [["500"], ["429", "429"], ["garbage"], ["nochoices", "500"], ["500", "garbage", "429"]]
     for k, item in enumerate(s.items):
         s.state.faults[("model-1", item["id"])] = list(kinds[k % len(kinds)])
     # four of model 2's cells asked in one batch stall side by side (concurrency 4): the run
     # waits one client timeout for them, not one per batch holding a stall (items[::12] fell
     # in two batches: 6 s of the test idle)
-    with Store(s.tmp / "ref.duckdb", read_only=True) as db:
-        asked = db.selection_observations(ref.run_id).sort_values("seq")
+    asked = observed.sort_values("seq")
     asked = asked[asked["model"] == "model-2"]
     slow = set(asked.loc[asked["round"] == asked["round"].min(), "item"].iloc[:4])
     assert len(slow) == 4
@@ -55,9 +69,9 @@ def test_transient_faults_are_retried(live_setup):
 
 
 @pytest.mark.slow
-def test_persistent_faults_stop_then_resume(live_setup):
+def test_persistent_faults_stop_then_resume(live_setup, reference_run):
     s = live_setup
-    ref = _reference(s)
+    ref, _ = _reference(s, reference_run)
     broken = {("model-2", it["id"]) for it in s.items[::6]}
     for cell in broken:
         s.state.faults[cell] = ["500"] * 50
