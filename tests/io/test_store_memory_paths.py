@@ -4,6 +4,7 @@ DuckDB memory limit is lowered only for those statements and put back after."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -206,17 +207,21 @@ def test_two_processes_spilling_from_one_store_leave_nothing_beside_it(tmp_path,
     # one shared S.duckdb.tmp, DuckDB 1.4 crashed (segmentation fault) and DuckDB 2.0 left
     # the folder behind when its maker closed first
     store = tmp_path / "s.duckdb"
-    with Store(store) as db:  # 1M rows of hex text: sorted above 100 MiB, they spill
+    # 600k rows of hex text (was 1M): sorted under a 100 MiB limit they spill, as the two
+    # spill folders checked below show (from 400k to 1M rows the export spills and succeeds
+    # at this limit with DuckDB 2.0.1; at 300k it ran out of memory instead)
+    rows = 600_000
+    with Store(store) as db:
         db.connection.execute(
             "INSERT INTO responses SELECT md5(i::VARCHAR), 'lb', md5((7 * i)::VARCHAR), "
             "(i % 2)::DOUBLE, 'acc', 'none', 0, 'unknown', 'table', 'x.csv', NULL, NULL, "
-            "md5(i::VARCHAR), NULL, 'r', now() FROM range(1000000) r(i)"
+            f"md5(i::VARCHAR), NULL, 'r', now() FROM range({rows}) r(i)"
         )
     limit = 100 * 1024**2
     monkeypatch.setattr("latentbench.io.store.WORK_MEMORY", limit)
     first = Store(store, read_only=True)
     first.connection.execute("SET threads = 1")
-    assert first.export(tmp_path / "a.parquet") == 1_000_000
+    assert first.export(tmp_path / "a.parquet") == rows
     other = subprocess.Popen(
         [sys.executable, "-c", _HOLDER, str(store), str(tmp_path / "b.parquet"), str(limit)],
         stdin=subprocess.PIPE,
@@ -226,6 +231,9 @@ def test_two_processes_spilling_from_one_store_leave_nothing_beside_it(tmp_path,
     try:
         assert other.stdout is not None
         assert other.stdout.readline().strip() == "exported"
+        # both spilled, each into a folder of its own beside the store, still held
+        spilled = {p.name for p in tmp_path.iterdir()} - {"a.parquet", "b.parquet", "s.duckdb"}
+        assert spilled == {f"s.duckdb.tmp-{os.getpid()}", f"s.duckdb.tmp-{other.pid}"}, spilled
         first.close()  # the first to spill closes while the other holds its blocks
         other.communicate("\n", timeout=120)
     finally:

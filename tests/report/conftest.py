@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
+from pathlib import Path
+
 import matplotlib
 import numpy as np
 import pytest
@@ -55,3 +59,23 @@ def selection_run():
 def hostile():
     """The hostile (model, item) names planted in ``small_fit``."""
     return HOSTILE_MODEL, HOSTILE_ITEM
+
+
+CHROMIUM = next(
+    (p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None
+)
+
+
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory):
+    """One headless Chromium per worker for every report test that drives one (``_cdp.py``;
+    it was one per module, ~1.2 s each to start and close). A test that changes the page's
+    emulation (print media, scripts off, a key held) puts it back before it ends."""
+    if CHROMIUM is None or not sys.platform.startswith("linux"):
+        pytest.skip("no chromium binary on PATH, or not Linux (the pipe client needs Linux)")
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _cdp import Browser
+
+    chrome = Browser(str(CHROMIUM), tmp_path_factory.mktemp("profile"))
+    yield chrome
+    chrome.close()

@@ -38,13 +38,6 @@ _CODES = {
 }
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    chrome = Browser(str(CHROMIUM), tmp_path_factory.mktemp("profile"))
-    yield chrome
-    chrome.close()
-
-
 def _press(browser: Browser, key: str) -> None:
     text = {"Enter": "\r", " ": " ", "+": "+", "0": "0", "n": "n", "p": "p"}.get(key)
     browser.send(

@@ -82,20 +82,11 @@ def test_a_long_cell_is_whole_on_the_page_for_print_and_touch(small_fit):
     assert any(len(r) > 48 for r in reasons)
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    if CHROMIUM is None or not sys.platform.startswith("linux"):
-        pytest.skip("no chromium binary on PATH, or not Linux")
-    chrome = Browser(str(CHROMIUM), tmp_path_factory.mktemp("profile"))
-    yield chrome
-    chrome.close()
-
-
 def _print_view(browser: Browser, page: Path) -> dict[str, object]:
     """Open ``page`` at an A4 page's width as printed (CSS media 'print')."""
     browser.open(page.as_uri(), width=720)
     browser.send("Emulation.setEmulatedMedia", session=True, media="print")
-    browser.evaluate("new Promise(r => setTimeout(r, 200))")
+    browser.settle()  # the print layout drawn (was a fixed 200 ms)
     try:
         return _printed(browser)
     finally:  # the tests after it see the screen again

@@ -44,13 +44,6 @@ _register()
 runner = CliRunner()
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    chrome = Browser(str(CHROMIUM), tmp_path_factory.mktemp("profile"))
-    yield chrome
-    chrome.close()
-
-
 def _check_page(browser: Browser, page: Path, name: str, headline: str) -> dict[str, str]:
     """Open ``page`` at both widths; assert no request leaves the file, no console error, the
     headline, sortable tables and plots; save screenshots; return the <html> attributes."""
@@ -291,3 +284,29 @@ def test_the_csv_buttons_file_escapes_every_formula_a_spreadsheet_would_run(brow
     for name in formulas[: -len(numbers)]:
         assert "'" + name in saved and name not in saved, (name, sorted(saved))
     assert set(numbers) <= saved  # a number is left as it is, thousands separators and all
+
+
+_LATE = """<!doctype html><html><head><meta http-equiv="Content-Security-Policy"
+content="default-src 'none'; script-src 'unsafe-inline'; img-src data:"><script>
+document.addEventListener("securitypolicyviolation", function () {
+  document.documentElement.setAttribute("data-csp-violations", "1"); });
+window.addEventListener("load", function () {
+  setTimeout(function () { throw new Error("late timer"); }, 0);
+  requestAnimationFrame(function () { console.error("late frame"); });
+  var img = new Image(); img.src = "https://example.invalid/x.png";
+  document.body.appendChild(img); });
+</script></head><body>late</body></html>"""
+
+
+def test_what_a_page_queues_at_its_load_is_seen_by_these_checks(browser, tmp_path):
+    """``Browser.open`` waits two frames and a task after the load (not a fixed 200 ms): an
+    error in a timer or a frame callback and a blocked request that a page queues at its load
+    are all seen by the checks of ``_check_page``."""
+    page = tmp_path / "late.html"
+    page.write_text(_LATE)
+    browser.open(page.as_uri(), width=1280)
+    assert browser.evaluate("document.documentElement.getAttribute('data-csp-violations')") == "1"
+    errors = browser.errors()
+    assert any("late frame" in e for e in errors) and any("Uncaught" in e for e in errors)
+    assert any("violates the following Content Security Policy" in e for e in errors), errors
+    assert "https://example.invalid/x.png" in browser.requests()

@@ -199,6 +199,28 @@ def make_data(m: int = 4, n: int = 48, n_history: int = 24, seed: int = 3):
     return Y, H, items
 
 
+def run_cli(*args: str, env: dict[str, str] | None = None):
+    """``latentbench ARGS`` in this process (``CliRunner``, stdout and stderr kept apart).
+
+    For the commands of these tests that are not themselves the point of a separate process:
+    a watcher of a store another process holds (that process's lock refuses this one as it
+    refuses any other), the resume after a killed or interrupted run (a fresh process then
+    reads only the store, as this one does). A ``python -c main()`` subprocess paid ~1.5 s of
+    imports each. The live run killed, interrupted or holding the store stays a process.
+    """
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    _register()
+    return CliRunner().invoke(app, [str(a) for a in args], env=env)
+
+
+def said(result) -> str:
+    """A ``run_cli`` result's output and exception, for an assertion's message."""
+    return f"exit {result.exit_code}\n{result.output}\n{result.exception!r}"
+
+
 class _Server(ThreadingHTTPServer):
     """The stand-in server, quiet when a client resets or drops its connection (a run aborted
     mid-request): socketserver printed the traceback to the ``sys.stderr`` of the moment, a

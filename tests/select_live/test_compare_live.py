@@ -14,6 +14,8 @@ from latentbench.io import ResponseMatrix
 from latentbench.io.store import Store
 from latentbench.select import CompareResult, compare, compare_live, stored_comparisons
 
+from .conftest import run_cli, said
+
 
 def _calibration(s) -> ResponseMatrix:
     hist = pd.read_csv(s.tmp / "history.csv").set_index("model")
@@ -283,8 +285,9 @@ def test_live_compare_sigkill_and_ctrl_c_then_resume(live_setup, monkeypatch):
     assert "re-run the same command to resume" in " ".join(err.decode().split())
     [(_, stored, status)] = stored_comparisons(store)
     assert status == "interrupted" and stored is not None and stored.n_evaluated == 7
-    done = subprocess.run(command(16), env=env, capture_output=True, timeout=s.wait)
-    assert done.returncode == 0, done.stderr.decode()
+    # the same command again, in this process: it reads only the store the stopped one left
+    done = run_cli(*command(16)[3:], env=env)
+    assert done.exit_code == 0, said(done)
     result = json.loads(done.stdout)
     assert result["items"] == list(ref.items)
     assert (result["answers_a"], result["answers_b"]) == (list(ref.answers_a), list(ref.answers_b))

@@ -17,6 +17,8 @@ import pytest
 from latentbench.exceptions import InputError, StoreInUse
 from latentbench.io.store import Store
 
+from .conftest import run_cli
+
 CLI = "from latentbench.cli import main; main()"
 
 
@@ -52,21 +54,29 @@ def test_a_store_held_by_a_live_run_names_it_and_is_refused_at_once(live_setup):
     try:
         assert s.state.held.wait(s.wait), "the live run never reached the hold"
         n_requests = len(s.state.requests)
+        # the watchers in this process (the live run's lock refuses it as any other); the
+        # same live run started again (a forgotten terminal) as a process, the real entry point
         watchers = [  # ls shows the run's progress snapshot instead (test_progress_snapshot)
-            _cli("report", str(store), "--out", str(s.tmp / "live.html")),
-            _cli("export", str(s.tmp / "rows.csv"), "--store", str(store)),
-            command,  # the same live run started again (a forgotten terminal)
+            ("report", store, "--out", s.tmp / "live.html"),
+            ("export", s.tmp / "rows.csv", "--store", store),
+            command,
         ]
         for watcher in watchers:
-            done = subprocess.run(watcher, env=env, capture_output=True, text=True, timeout=60)
-            assert done.returncode == 2, (watcher, done.stdout, done.stderr)
-            message = " ".join(done.stderr.split())
+            if watcher is command:
+                done = subprocess.run(watcher, env=env, capture_output=True, text=True, timeout=60)
+                code, stdout, stderr = done.returncode, done.stdout, done.stderr
+            else:
+                ran = run_cli(*watcher, env=env)
+                code, stdout, stderr = ran.exit_code, ran.stdout, ran.stderr
+                assert ran.exception is None or isinstance(ran.exception, SystemExit), ran
+            assert code == 2, (watcher, stdout, stderr)
+            message = " ".join(stderr.split())
             assert f"{store}: the store is in use by another process" in message, message
             assert f"PID {first.pid} runs `" in message, message
             assert "select live --config" in message, message
             assert "a live run holds its store until it stops" in message, message
             assert "the same command resumes it" in message, message
-            assert "Traceback" not in done.stderr
+            assert "Traceback" not in stderr
         # refused at once, not after the wait given for a short holder (an hour here: no
         # wall-clock bound, a refusal within the join's minute is one that did not wait)
         refused: list[BaseException] = []
@@ -106,6 +116,7 @@ def test_a_store_held_briefly_is_waited_for(tmp_path: Path, store_held):
     table = tmp_path / "rows.csv"
     table.write_text("model,item,score\nm1,i1,1\nm1,i2,0\nm2,i1,0\nm2,i2,1\n")
     waiting = tmp_path / "waiting"
+    Store(store).close()  # the store the holder (a bare DuckDB connection) holds
     with store_held(store, read_only=False) as pid:
         assert pid
         ingest = subprocess.Popen(

@@ -15,6 +15,8 @@ from latentbench.io import ResponseMatrix
 from latentbench.io.store import Store
 from latentbench.select._estimate_live import estimate_live
 
+from .conftest import run_cli, said
+
 
 def _calibration(s) -> ResponseMatrix:
     hist = pd.read_csv(s.tmp / "history.csv").set_index("model")
@@ -224,8 +226,9 @@ def test_live_estimate_sigkill_and_resume(live_setup, monkeypatch):
     before = Counter(s.state.answered)
     assert sum(before.values()) == 6
     time.sleep(0.05)
-    resumed = subprocess.run(command(s.tmp / "kill.duckdb"), env=env, capture_output=True)
-    assert resumed.returncode == 0, resumed.stderr.decode()
+    # the same command again, in this process: it reads only the store the killed one left
+    resumed = run_cli(*command(s.tmp / "kill.duckdb")[3:], env=env)
+    assert resumed.exit_code == 0, said(resumed)
     out = json.loads(resumed.stdout)
     assert out["items"] == ref["items"] and out["answers"] == ref["answers"]
     assert (out["score"], out["lower"], out["upper"]) == (ref["score"], ref["lower"], ref["upper"])
@@ -471,8 +474,9 @@ def test_live_estimate_ctrl_c_prints_a_valid_interval_and_resumes(live_setup, mo
     assert first["lower"] <= first["score"] <= first["upper"]
     assert "re-run the same command to resume" in " ".join(err.decode().split())
     assert sum(Counter(s.state.answered).values()) == 6
-    resumed = subprocess.run(command, env=env, capture_output=True, timeout=s.wait)
-    assert resumed.returncode == 0, resumed.stderr.decode()
+    # the same command again, in this process: it reads only the store the stopped one left
+    resumed = run_cli(*command[3:], env=env)
+    assert resumed.exit_code == 0, said(resumed)
     done = json.loads(resumed.stdout)
     assert done["n_evaluated"] == 12 and done["items"][:6] == first["items"]
     assert max(s.state.answered.values()) == 1 and sum(s.state.answered.values()) == 12

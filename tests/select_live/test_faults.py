@@ -9,25 +9,39 @@ from latentbench.io.store import Store
 from latentbench.select.live import LiveConfig, run_live
 
 
-def _reference(s):
-    ref = run_live(LiveConfig.from_toml(s.write_config(s.tmp / "ref.toml")), s.tmp / "ref.duckdb")
-    s.state.requests.clear()
-    s.state.answered.clear()
-    return ref
+@pytest.fixture(scope="module")
+def reference_run() -> list:
+    """The fault-free run of the default configuration and its stored observations, made by
+    the first test that asks (two tests ran it each: each test's server answers from the same
+    table, the seed is the same)."""
+    return []
+
+
+def _reference(s, reference_run: list):
+    """The fault-free run and its observations (made once per module; then the server's logs
+    are reset)."""
+    if not reference_run:
+        ref = run_live(
+            LiveConfig.from_toml(s.write_config(s.tmp / "ref.toml")), s.tmp / "ref.duckdb"
+        )
+        with Store(s.tmp / "ref.duckdb", read_only=True) as db:
+            reference_run += [ref, db.selection_observations(ref.run_id)]
+        s.state.requests.clear()
+        s.state.answered.clear()
+    return reference_run[0], reference_run[1].copy()
 
 
 @pytest.mark.slow
-def test_transient_faults_are_retried(live_setup):
+def test_transient_faults_are_retried(live_setup, reference_run):
     s = live_setup
-    ref = _reference(s)
+    ref, observed = _reference(s, reference_run)
     kinds = [["500"], ["429", "429"], ["garbage"], ["nochoices", "500"], ["500", "garbage", "429"]]
     for k, item in enumerate(s.items):
         s.state.faults[("model-1", item["id"])] = list(kinds[k % len(kinds)])
     # four of model 2's cells asked in one batch stall side by side (concurrency 4): the run
     # waits one client timeout for them, not one per batch holding a stall (items[::12] fell
     # in two batches: 6 s of the test idle)
-    with Store(s.tmp / "ref.duckdb", read_only=True) as db:
-        asked = db.selection_observations(ref.run_id).sort_values("seq")
+    asked = observed.sort_values("seq")
     asked = asked[asked["model"] == "model-2"]
     slow = set(asked.loc[asked["round"] == asked["round"].min(), "item"].iloc[:4])
     assert len(slow) == 4
@@ -55,9 +69,9 @@ def test_transient_faults_are_retried(live_setup):
 
 
 @pytest.mark.slow
-def test_persistent_faults_stop_then_resume(live_setup):
+def test_persistent_faults_stop_then_resume(live_setup, reference_run):
     s = live_setup
-    ref = _reference(s)
+    ref, _ = _reference(s, reference_run)
     broken = {("model-2", it["id"]) for it in s.items[::6]}
     for cell in broken:
         s.state.faults[cell] = ["500"] * 50
@@ -376,41 +390,58 @@ ROUNDED = [
 ]
 
 
+# item k of ROUNDED is planted at q007 + k, all in one run per oracle kind (below)
+_PLANTED = {7 + k: given for k, (given, _) in enumerate(ROUNDED)}
+
+
+@pytest.fixture(scope="module")
+def rounded_runs() -> dict:
+    """The stored rows of model-0 per oracle kind, filled by the first test that asks: one run
+    per kind with every value of :data:`ROUNDED` at an item of its own (was one run per kind
+    and value: 15 runs, now 3, the same cells asked and stored)."""
+    return {}
+
+
 @pytest.mark.parametrize(("given", "stored"), ROUNDED)
-def test_a_score_a_float_rounding_past_0_or_1_is_kept_as_the_bound(live_setup, given, stored):
+def test_a_score_a_float_rounding_past_0_or_1_is_kept_as_the_bound(
+    live_setup, rounded_runs, given, stored
+):
     """A fractional score summed in floating point lands a rounding past the bound
     (``sum([0.05] * 20)`` is 1.0000000000000002): it is the bound, not a score outside
     [0, 1]; refused, it stopped the run as failed (a plain, streaming or python oracle)."""
     from latentbench.select.oracles import CallableOracle, CellResult
 
-    s = live_setup
-    config = s.write_config(run={"init_batch": 48, "batch_size": 8})
+    if not rounded_runs:
+        s = live_setup
+        config = s.write_config(run={"init_batch": 48, "batch_size": 8})
 
-    class Plain:
-        n_models, n_items = len(s.names), len(s.items)
+        class Plain:
+            n_models, n_items = len(s.names), len(s.items)
 
-        def evaluate(self, model_index, item_indices):
-            return np.where(np.asarray(item_indices) == 7, given, 1.0)
+            def evaluate(self, model_index, item_indices):
+                return np.array([_PLANTED.get(int(k), 1.0) for k in item_indices])
 
-    class Streaming(Plain):
-        def evaluate_cells(self, model_index, item_indices):
-            for pos, k in enumerate(np.asarray(item_indices)):
-                yield CellResult(pos, given if k == 7 else 1.0)
+        class Streaming(Plain):
+            def evaluate_cells(self, model_index, item_indices):
+                for pos, k in enumerate(np.asarray(item_indices)):
+                    yield CellResult(pos, _PLANTED.get(int(k), 1.0))
 
-    def score(model, items):
-        return [given if item == "q007" else 1.0 for item in items]
+        def score(model, items):
+            return [_PLANTED.get(int(item[1:]), 1.0) for item in items]
 
-    python = CallableOracle(score, s.names, [it["id"] for it in s.items])
-    for name, oracle in (("plain", Plain()), ("streaming", Streaming()), ("python", python)):
-        path = s.tmp / f"{name}_{given!r}.duckdb"
-        result = run_live(LiveConfig.from_toml(config), path, oracle=oracle)
-        assert result.status != "failed", (name, result.message)
-        with Store(path, read_only=True) as db:
-            rows = db.selection_observations(result.run_id)
-        ((score_, error),) = rows.loc[
-            (rows["item"] == "q007") & (rows["model"] == "model-0"), ["score", "error"]
-        ].to_numpy()
-        assert score_ == stored and error is None, (name, score_, error)
+        python = CallableOracle(score, s.names, [it["id"] for it in s.items])
+        for name, oracle in (("plain", Plain()), ("streaming", Streaming()), ("python", python)):
+            path = s.tmp / f"{name}.duckdb"
+            result = run_live(LiveConfig.from_toml(config), path, oracle=oracle)
+            assert result.status != "failed", (name, result.message)
+            with Store(path, read_only=True) as db:
+                rows = db.selection_observations(result.run_id)
+            rounded_runs[name] = rows[rows["model"] == "model-0"]
+    item = f"q{7 + [g for g, _ in ROUNDED].index(given):03d}"
+    assert set(rounded_runs) == {"plain", "streaming", "python"}
+    for name, rows in rounded_runs.items():
+        ((score_, error),) = rows.loc[rows["item"] == item, ["score", "error"]].to_numpy()
+        assert score_ == stored and error is None, (name, item, score_, error)
 
 
 def test_a_chat_scorer_rounding_past_1_is_kept_as_1(live_setup):

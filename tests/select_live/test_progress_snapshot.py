@@ -17,6 +17,8 @@ import pandas as pd
 from latentbench.io import read_snapshot, snapshot_path, snapshot_summary
 from latentbench.io.store import Store
 
+from .conftest import run_cli, said
+
 CLI = "from latentbench.cli import main; main()"
 
 
@@ -34,17 +36,16 @@ def test_ls_of_a_store_a_live_selection_holds_shows_its_snapshot(live_setup):
     first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         assert s.state.held.wait(s.wait), "the live run never reached the hold"
-        shown = subprocess.run(_cli("ls", "--store", str(store)), env=env,
-                               capture_output=True, text=True, timeout=60)  # fmt: skip
-        assert shown.returncode == 0, shown.stderr
+        # the watchers in this process: the live run's lock refuses it as any other
+        shown = run_cli("ls", "--store", store, env=env)
+        assert shown.exit_code == 0, said(shown)
         text = " ".join(shown.stdout.split())
         assert f"{store} is held by a live run (PID {first.pid})" in text, text
         assert "its last progress snapshot (run.duckdb.progress.json), not the store" in text
         assert "(select live, running; PID" in text and "batch 1, spent 8 cells" in text, text
         assert "s ago" in text, text
-        as_json = subprocess.run(_cli("ls", "--store", str(store), "--json"), env=env,
-                                 capture_output=True, text=True, timeout=60)  # fmt: skip
-        assert as_json.returncode == 0, as_json.stderr
+        as_json = run_cli("ls", "--store", store, "--json", env=env)
+        assert as_json.exit_code == 0, said(as_json)
         snap = json.loads(as_json.stdout)["live_snapshot"]
         assert snap["kind"] == "select" and snap["status"] == "running" and snap["live"]
         assert snap["pid"] == first.pid and not snap["final"]
@@ -52,11 +53,11 @@ def test_ls_of_a_store_a_live_selection_holds_shows_its_snapshot(live_setup):
         assert snap["left"] == 4 * 8 + 96 - 8 and snap["answer"] is None  # no leader yet
         assert snap["started"].endswith("Z") and snap["updated"].endswith("Z")
         for watcher in (
-            _cli("report", str(store), "--out", str(s.tmp / "live.html")),
-            _cli("export", str(s.tmp / "rows.csv"), "--store", str(store)),
+            ("report", store, "--out", s.tmp / "live.html"),
+            ("export", s.tmp / "rows.csv", "--store", store),
         ):  # still refused, now with the snapshot's line
-            done = subprocess.run(watcher, env=env, capture_output=True, text=True, timeout=60)
-            assert done.returncode == 2, done.stderr
+            done = run_cli(*watcher, env=env)
+            assert done.exit_code == 2, said(done)
             message = " ".join(done.stderr.split())
             assert "a live run holds its store until it stops" in message, message
             assert "Its last progress snapshot: run live-" in message, message
@@ -92,17 +93,15 @@ def test_ls_of_a_store_a_live_estimate_holds_shows_its_estimate(live_setup):
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         assert s.state.held.wait(s.wait), "the run never reached the hold"
-        done = subprocess.run(_cli("ls", "--store", str(store), "--json"), env=env,
-                              capture_output=True, text=True, timeout=60)  # fmt: skip
-        assert done.returncode == 0, done.stderr
+        done = run_cli("ls", "--store", store, "--json", env=env)
+        assert done.exit_code == 0, said(done)
         snap = json.loads(done.stdout)["live_snapshot"]
         assert snap["kind"] == "estimate" and snap["status"] == "running" and snap["live"]
         assert snap["spent"] == 6 and snap["batch"] == 6 and snap["left"] == 10
         (row,) = snap["answer"]["models"]
         assert row["model"] == "model-3" and row["n_evaluated"] == 6
         assert row["lower"] <= row["score"] <= row["upper"]
-        text = subprocess.run(_cli("ls", "--store", str(store)), env=env,
-                              capture_output=True, text=True, timeout=60).stdout  # fmt: skip
+        text = run_cli("ls", "--store", store, env=env).stdout
         assert "(estimate --live, running; PID" in text and "model-3 " in text, text
         assert "on 6 items" in text, text
     finally:
@@ -144,9 +143,8 @@ def test_a_snapshot_whose_writer_is_gone_is_not_shown_as_live(live_setup):
     assert stale is not None and stale["status"] == "running" and not stale["live"]
     assert "running, stale: its process is gone" in snapshot_summary(stale)
     # the store is free again: ls lists the store itself (the truth), no snapshot
-    done = subprocess.run(_cli("ls", "--store", str(store)), env=env, capture_output=True,
-                          text=True, timeout=60)  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    done = run_cli("ls", "--store", store, env=env)
+    assert done.exit_code == 0, said(done)
     assert "last progress snapshot" not in done.stdout and "live runs: 1 selection" in done.stdout
 
 

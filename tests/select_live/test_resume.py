@@ -18,6 +18,8 @@ import pytest
 from latentbench.io.store import Store
 from latentbench.select.live import LiveConfig, run_live
 
+from .conftest import run_cli, said
+
 WAIT = 30.0
 CLI = "from latentbench.cli import main; main()"
 CONCURRENCY = 4
@@ -61,19 +63,38 @@ def _decisions(path: Path) -> list[dict]:
         ]
 
 
-def _reference(s, config: Path):
-    """An uninterrupted live run (then the server's logs are reset)."""
-    result = run_live(LiveConfig.from_toml(config), s.tmp / "reference.duckdb")
-    s.state.requests.clear()
-    s.state.answered.clear()
-    return result
+def _resume(s, config: Path, store: Path):
+    """The same command again, in this process (it reads only the store, as a fresh process
+    does; the run killed or interrupted before it was a process of its own)."""
+    args = ["select", "live", "--config", config, "--store", store, "--quiet", "--json"]
+    return run_cli(*args, env={s.key_env: s.api_key})
+
+
+@pytest.fixture(scope="module")
+def references() -> dict:
+    """The uninterrupted runs of this module, by configuration text with the server's port
+    taken out, filled by the first test that asks (the three kill/interrupt tests ran the same
+    one each: each test's server answers from the same table, the seed is the same)."""
+    return {}
+
+
+def _reference(s, config: Path, references: dict):
+    """An uninterrupted live run of ``config`` and its decisions, round by round (made once
+    per module; then the server's logs are reset)."""
+    key = config.read_text().replace(f":{s.port}/", ":PORT/")
+    if key not in references:
+        result = run_live(LiveConfig.from_toml(config), s.tmp / "reference.duckdb")
+        references[key] = (result, _decisions(s.tmp / "reference.duckdb"))
+        s.state.requests.clear()
+        s.state.answered.clear()
+    return references[key]
 
 
 @pytest.mark.slow
-def test_sigkill_and_resume(live_setup):
+def test_sigkill_and_resume(live_setup, references):
     s = live_setup
     config = s.write_config(oracle={"concurrency": CONCURRENCY})
-    reference = _reference(s, config)
+    reference, reference_decisions = _reference(s, config, references)
     store = s.tmp / "killed.duckdb"
 
     # hold every request after the 51st: round 3 is in flight (requests 49..56)
@@ -98,9 +119,9 @@ def test_sigkill_and_resume(live_setup):
     in_flight = set(requested_before) - set(answered_before)
     assert len(in_flight) == CONCURRENCY
 
-    proc, out2, err2 = _start(s, config, store, "resumed")
-    assert proc.wait(120) == 0, err2.read_text()
-    resumed = json.loads(out2.read_text())
+    again = _resume(s, config, store)
+    assert again.exit_code == 0, said(again)
+    resumed = json.loads(again.stdout)
     final = _observations(store)
     cells = [(m, i) for m, i, _ in final]
 
@@ -116,13 +137,14 @@ def test_sigkill_and_resume(live_setup):
     assert resumed["n_paid"] == len(cells) - len(stored_before)
     assert resumed["paid_total"] == len(cells)
     # same decisions, round by round, and the same final answer as the uninterrupted run
-    assert _decisions(store) == _decisions(s.tmp / "reference.duckdb")
+    assert _decisions(store) == reference_decisions
     sel = resumed["selection"]
     assert sel["best_model"] == str(reference.selection.best_id)
     np.testing.assert_allclose([a["estimate"] for a in sel["arms"]], reference.selection.estimates)
     # the key never reaches the logs or the store file
-    for path in (err1, out2, err2, store):
+    for path in (err1, store):
         assert s.api_key.encode() not in path.read_bytes()
+    assert s.api_key not in again.stdout and s.api_key not in again.stderr
     print(
         f"\nkill/resume: {len(stored_before)} cells stored before SIGKILL, "
         f"{len(in_flight)} in flight, {len(lost)} answered-but-uncommitted; "
@@ -134,12 +156,12 @@ def test_sigkill_and_resume(live_setup):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
-def test_ctrl_c_stops_after_batch_and_resumes(live_setup, stop):
+def test_ctrl_c_stops_after_batch_and_resumes(live_setup, references, stop):
     """Ctrl-C, or SIGTERM (``kill``, ``docker stop``, a cancelled CI job: it ended the run
     at once, unsaid, the batch in flight paid and lost), stops after the batch in flight."""
     s = live_setup
     config = s.write_config(oracle={"concurrency": CONCURRENCY})
-    reference = _reference(s, config)
+    reference, _ = _reference(s, config, references)
     store = s.tmp / "interrupted.duckdb"
     s.state.hold_after = INIT + 2 * 8 + 3  # hold inside round 3 (cells 49..56)
     proc, _, err = _start(s, config, store, "interrupted")
@@ -162,9 +184,9 @@ def test_ctrl_c_stops_after_batch_and_resumes(live_setup, stop):
     assert all(not np.isnan(score) for _, _, score in stored)
     assert len(s.state.requests) == len(stored)  # nothing after the batch was requested
 
-    proc, out, err2 = _start(s, config, store, "after-interrupt")
-    assert proc.wait(120) == 0, err2.read_text()
-    result = json.loads(out.read_text())
+    again = _resume(s, config, store)
+    assert again.exit_code == 0, said(again)
+    result = json.loads(again.stdout)
     assert result["n_replayed"] == len(stored)
     assert result["selection"]["best_model"] == str(reference.selection.best_id)
     assert max(s.state.answered.values()) == 1
