@@ -2,18 +2,27 @@
 
 :class:`WeightedBettingCS` keeps its first and last alive candidates instead of scanning the
 grid, computes the bets' truncation once per stake and evaluates ``logaddexp`` only where the
-larger term does not decide the rejection. It is checked here against the plain formulas
-(the code they replaced, written out), bit for bit, round after round.
+larger term does not decide the rejection; :class:`SequentialEstimate` at rank 1 does its
+Newton steps on numbers instead of 1-element arrays. Each is checked here against the plain
+formulas (the code they replaced, written out), bit for bit, round after round.
 """
 
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from latentbench.select._estimate_calibration import from_matrix
 from latentbench.select._estimate_cs import WeightedBettingCS
+from latentbench.select._estimate_design import SequentialEstimate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from bench_estimate_audit import matrix, simulate
 
 
 def test_at_least_decides_as_numpy_logaddexp():
@@ -135,3 +144,49 @@ def test_sequence_rounds_are_the_full_scan_bits(target, monkeypatch):
             assert not cs.excludes_at_or_below(0.5) and not cs.excludes_at_or_above(0.5)
     assert cs.contradicted_at is not None  # the contradicting rounds emptied the grid
     assert 0 < evaluated[0] < updated[0] / 3, (evaluated, updated)
+
+
+def _reference_fit(X, c, y, z, steps):
+    """The rank-1 Newton steps on 1-element arrays, as :meth:`SequentialEstimate._fit` did."""
+    XT, eye = X.T, np.eye(1)
+    for _ in range(steps):
+        p = 0.5 * (1.0 + np.tanh(0.5 * (X @ z + c)))
+        grad = XT @ (p - y) + z
+        H = (XT * (p * (1.0 - p))) @ X + eye
+        step = grad / H[0]
+        norm = math.sqrt(float(step @ step))
+        if norm > 1.0:
+            step = step / norm
+        z = z - step
+    p = 0.5 * (1.0 + np.tanh(0.5 * (X @ z + c)))
+    H = (XT * (p * (1.0 - p))) @ X + eye
+    return z, 1.0 / H
+
+
+def test_rank1_posterior_is_the_matrix_formulas_bits():
+    """At rank 1 the posterior mode, its curvature and the predictions after every answer are
+    the matrix formulas' bit for bit (answers that saturate included: the trust region)."""
+    Y = simulate(31, 300, 2, seed=4)
+    cal = from_matrix(matrix(Y[:30]), rank=1)
+    seq = SequentialEstimate(cal, np.arange(cal.n_items), delta=0.2)
+    assert seq._v is not None  # the rank-1 path
+    Vw, bw, sigma = seq.Vw, seq.bw, seq.sigma
+    rng = np.random.default_rng(5)
+    z, Hinv = np.zeros(1), np.eye(1)
+    for t, j in enumerate(rng.permutation(cal.n_items)[:120]):
+        y = 1.0 if t < 40 else float(Y[30, j])  # 40 right answers first: big steps
+        seq.unrevealed[j] = False
+        seq.order.append(int(j))
+        seq.answers.append(y)
+        steps = seq.newton_steps if len(seq.order) > 1 else 5
+        seq._fit(steps)
+        seq._predict()
+        idx = np.asarray(seq.order)
+        X, c = Vw[idx] / sigma, bw[idx] / sigma
+        z, Hinv = _reference_fit(X, c, np.asarray(seq.answers), z, steps)
+        mu = (Vw @ z + bw) / sigma
+        s2 = ((Vw @ Hinv) * Vw).sum(axis=1) / sigma**2
+        x = mu / np.sqrt(1.0 + np.pi * np.maximum(s2, 0.0) / 8.0)
+        f = 0.5 * (1.0 + np.tanh(0.5 * x))
+        assert seq.z.tobytes() == z.tobytes() and seq.Hinv.tobytes() == Hinv.tobytes(), t
+        assert seq.f.tobytes() == f.tobytes(), t
