@@ -19,6 +19,10 @@ Cases (on /work/shared/data or ``--data``; MMLU-Pro 29 x 12,032 is the largest s
 - ``estimate``: ``latentbench estimate calib28.parquet mixtral.parquet --budget 100 --seed 0``
   (the README's, calibration cached); ``estimate-py``: ``lb.estimate`` of the same, median of
   5 calls after the first, timed inside the process;
+- ``compare``: ``latentbench compare bfcl_calib69.parquet bfcl_pair.parquet --a
+  command-r-plus-FC --b gorilla-openfunctions-v2`` (BFCL less those two models calibrates;
+  their paired answers); ``compare-py``: ``latentbench.select.compare`` of the same, median
+  of 5 calls after the first, timed inside the process;
 - ``select``: ``latentbench select replay bfcl_v2.parquet``;
 - ``ingest``, ``export``: the README's ``ingest helm`` into a new store, then
   ``export ... --format eee``;
@@ -79,6 +83,23 @@ for _ in range(5):
 print(statistics.median(walls), statistics.median(cpus))
 """
 
+COMPARE = """
+import statistics, sys, time, warnings
+from latentbench.select import compare
+warnings.simplefilter("ignore")
+args = dict(model_a=sys.argv[3], model_b=sys.argv[4])
+compare(sys.argv[1], sys.argv[2], **args)
+walls, cpus = [], []
+for _ in range(5):
+    t, c = time.perf_counter(), time.process_time()
+    compare(sys.argv[1], sys.argv[2], **args)
+    walls.append(time.perf_counter() - t)
+    cpus.append(time.process_time() - c)
+print(statistics.median(walls), statistics.median(cpus))
+"""
+PAIR = ("command-r-plus-FC", "gorilla-openfunctions-v2")
+"""The compare cases' two BFCL models (held out of the calibration)."""
+
 
 def prepare(data: Path, work: Path) -> None:
     """The input files: the shared matrices, their wide forms and the README's split."""
@@ -97,6 +118,10 @@ def prepare(data: Path, work: Path) -> None:
     new = mmlu["model"] == "Mixtral-8x7B-v0.1"
     mmlu[~new].to_parquet(work / "calib28.parquet", index=False)
     mmlu[new].to_parquet(work / "mixtral.parquet", index=False)
+    bfcl = pd.read_parquet(data / "bfcl_v2.parquet")
+    pair = bfcl["model"].isin(PAIR)
+    bfcl[~pair].to_parquet(work / "bfcl_calib69.parquet", index=False)
+    bfcl[pair].to_parquet(work / "bfcl_pair.parquet", index=False)
 
 
 class Tree:
@@ -173,6 +198,7 @@ def cases(w: Path) -> dict[str, Callable[[Tree], Seconds]]:
         return t.run(["latentbench", "report", str(fitdir), "--out", str(out)])[0]
 
     estimate = ["latentbench", "estimate", "calib28.parquet", "mixtral.parquet"]
+    compare = ["latentbench", "compare", "bfcl_calib69.parquet", "bfcl_pair.parquet"]
     return {
         "import": wall([sys.executable, "-c", "import latentbench"]),
         "help": wall(["latentbench", "--help"]),
@@ -184,6 +210,8 @@ def cases(w: Path) -> dict[str, Callable[[Tree], Seconds]]:
         "fit-mmlu": fit("mmlu_pro.parquet"),
         "estimate": wall([*estimate, "--budget", "100", "--seed", "0"]),
         "estimate-py": reported(ESTIMATE, "calib28.parquet", "mixtral.parquet"),
+        "compare": wall([*compare, "--a", PAIR[0], "--b", PAIR[1]]),
+        "compare-py": reported(COMPARE, "bfcl_calib69.parquet", "bfcl_pair.parquet", *PAIR),
         "select": select,
         "ingest": ingest,
         "export": export,

@@ -863,7 +863,7 @@ def _paired(
                 total = q.sum()
                 pi = (1 - floor) * q / total + floor * base if total > 0 else base
             else:
-                count = int(unrevealed.sum())
+                count = n - len(order)  # the unrevealed items (a sum of them: the same)
                 total = q.sum()
                 pi = (1 - floor) * q / total + floor * unrevealed / count if total > 0 else (
                     unrevealed / count)  # fmt: skip

@@ -49,13 +49,37 @@ __all__ = ["WeightedBettingCS"]
 _TOLERANCE = 1e-9
 
 
-def _logsumexp(a: np.ndarray) -> np.ndarray:
+def _logsumexp(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``log(sum(exp(a), axis=0))`` for a (H, ...) array, shape (...). With fewer than 8
     rows (every caller: 5 horizons and the target) the sum over the first axis is in row
     order whatever the other axes, so each element's bits do not depend on them; with 8 or
-    more, numpy sums a single remaining column pairwise (other bits than a wider array's)."""
+    more, numpy sums a single remaining column pairwise (other bits than a wider array's).
+    ``out``: ``a`` itself, or a C-contiguous array of its shape, to work in (the same bits,
+    without temporaries of ``a``'s size; ``a`` is then overwritten)."""
     top = np.maximum.reduce(a, axis=0)  # (a.max and a.sum, without their Python wrappers)
-    return np.asarray(top + np.log(np.add.reduce(np.exp(a - top), axis=0)))
+    if out is None:
+        return np.asarray(top + np.log(np.add.reduce(np.exp(a - top), axis=0)))
+    np.subtract(a, top, out=out)
+    np.exp(out, out=out)
+    total = np.add.reduce(out, axis=0)
+    np.log(total, out=total)
+    np.add(top, total, out=total)
+    return np.asarray(total)
+
+
+def _at_least(a: np.ndarray, b: np.ndarray, threshold: float) -> np.ndarray:
+    """``np.logaddexp(a, b) >= threshold`` (shape of ``a``, ``b``), with ``logaddexp``
+    evaluated only where the larger of ``a``, ``b`` does not decide it: numpy computes it as
+    ``max + log1p(exp(-|a - b|))`` (``max + log 2`` for equal ones), at least ``max`` and at
+    most ``max + log 2`` rounded up, so a ``max`` at or above the threshold passes it and
+    one more than ``0.75`` below it does not (the same answers, bit for bit, without the
+    scalar ``exp`` and ``log1p`` of most candidates; a NaN passes neither way)."""
+    top = np.maximum(a, b)
+    out = top >= threshold
+    unsure = ((top >= threshold - 0.75) ^ out).nonzero()[0]  # (a NaN: False, as numpy's)
+    if unsure.size:
+        out[unsure] = np.logaddexp(a[unsure], b[unsure]) >= threshold
+    return np.asarray(out)
 
 
 class WeightedBettingCS:
@@ -143,6 +167,9 @@ class WeightedBettingCS:
         self._log = np.zeros((w.size, 2, grid + 1))
         self._log_up, self._log_down = self._log[:, 0], self._log[:, 1]  # views
         self._rejected = np.zeros(grid + 1, dtype=bool)
+        self._alive = (0, grid)
+        """The first and last candidates not rejected (first > last: none), which every
+        round updates from the candidates it updated (no scan of the whole grid)."""
         self._v_ref = 0.0
         self._effective = 0.0
         self._rho_sum = 1.0  # prior: the predicted variance is right (one pseudo-round)
@@ -217,12 +244,13 @@ class WeightedBettingCS:
         if self.target is not None:  # Kelly at distance d, never above the current-size bet
             now = math.sqrt(2.0 * self._bet_log[k] / (rho * self._effective)) * scale
             bets[k] = min(self.target / (rho * v), now)
-        # only candidates still alive are updated (a rejected one stays rejected)
-        alive = (~self._rejected).nonzero()[0]
-        if not alive.size and self.contradicted_at is None:  # (:meth:`_replay`: its
+        # only candidates still alive are updated (a rejected one stays rejected): those
+        # from the first alive candidate to the last, kept up to date by every round
+        first, last = self._alive
+        if first > last and self.contradicted_at is None:  # (:meth:`_replay`: its
             self.contradicted_at = self.count  # rounds are not refreshed one by one)
-        if alive.size:
-            sl = slice(int(alive[0]), int(alive[-1]) + 1)
+        if first <= last:
+            sl = slice(first, last + 1)
             m = self._grid[sl]
             # both sides at once, shape (2, S): each element's arithmetic is the one side's
             # alone (m > lo iff m - lo > 0; the downward -min(bet, cap) x is min(bet, cap) -x)
@@ -232,16 +260,39 @@ class WeightedBettingCS:
             x = np.empty((2, m.size))
             np.subtract(z, m, out=x[0])
             np.negative(x[0], out=x[1])
-            with np.errstate(divide="ignore"):
-                cap = np.where(gap > 0, self._c[:, :, None] / np.maximum(gap, 1e-300), np.inf)
+            # m ascending: every gap is > 0 when the first of each side is (rounding is
+            # monotone), as it is but where a range ends inside the span
+            positive = None if gap[0, 0] > 0 and gap[1, -1] > 0 else gap > 0
+            np.maximum(gap, 1e-300, out=gap)
+            # the truncation c / gap is the same for every process staking c: computed once
+            # (and once more for the targeted process's own), shape (2, S) each
+            k = self._horizons.size
+            steps = np.empty((self._log.shape[0], 2, m.size))  # the bets, then their factors
+            cap = self.c / gap  # (gap >= 1e-300: no division by 0)
+            if positive is not None:
+                cap = np.where(positive, cap, np.inf)
+            np.minimum(bets[:k, None, None], cap, out=steps[:k])
+            if self.target is not None:
+                cap = self._c[k, 0] / gap
+                if positive is not None:
+                    cap = np.where(positive, cap, np.inf)
+                np.minimum(bets[k], cap, out=steps[k])
+            steps *= x
+            np.maximum(steps, -0.999, out=steps)
+            np.log1p(steps, out=steps)
             log = self._log[:, :, sl]
-            log += np.log1p(np.maximum(np.minimum(bets[:, None, None], cap) * x, -0.999))
-            mix = _logsumexp(log + self._log_weight[:, None, None])
-            log_capital = np.logaddexp(
-                math.log(self.theta) + mix[0], math.log1p(-self.theta) + mix[1]
-            )
-            impossible = (m < lo - _TOLERANCE) | (m > hi + _TOLERANCE)
-            self._rejected[sl] |= impossible | (log_capital >= self._threshold)
+            log += steps
+            np.add(log, self._log_weight[:, None, None], out=steps)
+            mix = _logsumexp(steps, out=steps)
+            up = math.log(self.theta) + mix[0]
+            down = math.log1p(-self.theta) + mix[1]
+            rejected = self._rejected[sl]
+            rejected |= _at_least(up, down, self._threshold)
+            if m[0] < lo - _TOLERANCE or m[-1] > hi + _TOLERANCE:  # (m ascending: else none)
+                rejected |= (m < lo - _TOLERANCE) | (m > hi + _TOLERANCE)  # impossible
+            alive = (~rejected).nonzero()[0]
+            self._alive = (first + int(alive[0]), first + int(alive[-1])) if alive.size else (
+                first, first - 1)  # fmt: skip
         self._rho_sum += (float(z) - float(center)) ** 2 / v
         self._rho_count += 1.0
         self.count += 1
@@ -262,8 +313,8 @@ class WeightedBettingCS:
         """
         if x < self._det[0]:
             return True
-        alive = np.flatnonzero(~self._rejected)
-        return bool(alive.size) and int(alive[0]) >= 1 and x <= self._grid[int(alive[0]) - 1]
+        first, last = self._alive
+        return first <= last and first >= 1 and x <= self._grid[first - 1]
 
     def excludes_at_or_above(self, x: float) -> bool:
         """Whether every value ``>= x`` is excluded (the mirror of
@@ -280,17 +331,16 @@ class WeightedBettingCS:
         """
         if x > self._det[1]:
             return True
-        alive = np.flatnonzero(~self._rejected)
-        last = int(alive[-1]) if alive.size else self._grid.size
-        return bool(alive.size) and last + 1 < self._grid.size and x >= self._grid[last + 1]
+        first, last = self._alive
+        return first <= last and last + 1 < self._grid.size and x >= self._grid[last + 1]
 
     def _refresh(self, bounds: tuple[float, float]) -> None:
         det_lo, det_hi = float(bounds[0]), float(bounds[1])
         self._det = (det_lo, det_hi)
-        alive = np.flatnonzero(~self._rejected)
-        if alive.size:  # padded by one step: the neighbouring (rejected) candidate
-            below = self._grid[alive[0] - 1] if alive[0] >= 1 else 0.0
-            above = self._grid[alive[-1] + 1] if alive[-1] + 1 < self._grid.size else 1.0
+        first, last = self._alive
+        if first <= last:  # padded by one step: the neighbouring (rejected) candidate
+            below = self._grid[first - 1] if first >= 1 else 0.0
+            above = self._grid[last + 1] if last + 1 < self._grid.size else 1.0
             lower = max(below, det_lo, 0.0)
             upper = min(above, det_hi, 1.0)
         else:  # every candidate rejected (a miscoverage event): keep the certain bounds,

@@ -313,6 +313,7 @@ class SequentialEstimate:
             self.ridge = RidgeCorrection(feats[pop])
         self.proxy_used = "ridge" if self.ridge is not None else "irt"
         r = self.Vw.shape[1]
+        self._v = np.ascontiguousarray(self.Vw[:, 0], dtype=np.float64) if r == 1 else None
         self.z = np.zeros(r)
         self.Hinv: np.ndarray = np.eye(r)
         self._eye = np.eye(r)
@@ -335,9 +336,18 @@ class SequentialEstimate:
 
     # ---------------------------------------------------------------- the posterior
     def _predict(self) -> None:
-        mu = (self.Vw @ self.z + self.bw) / self.sigma
-        s2 = ((self.Vw @ self.Hinv) * self.Vw).sum(axis=1) / self.sigma**2
-        x = mu / np.sqrt(1.0 + np.pi * np.maximum(s2, 0.0) / 8.0)
+        if self._v is not None:  # rank 1: products of numbers, the bits of the matrix ones
+            v = self._v  # (a zero's sign, which they may not keep, is lost in + bw, 1 + s2)
+            mu = (v * float(self.z[0]) + self.bw) / self.sigma
+            h = float(self.Hinv[0, 0])
+            s2 = v * h * v / self.sigma**2
+            if not h > 0:  # (h > 0, as every fit gives: s2 >= 0 or NaN, max(s2, 0) is s2)
+                s2 = np.maximum(s2, 0.0)
+        else:
+            mu = (self.Vw @ self.z + self.bw) / self.sigma
+            s2 = ((self.Vw @ self.Hinv) * self.Vw).sum(axis=1) / self.sigma**2
+            s2 = np.maximum(s2, 0.0)
+        x = mu / np.sqrt(1.0 + np.pi * s2 / 8.0)
         self.f_irt = 0.5 * (1.0 + np.tanh(0.5 * x))  # sigmoid, inlined
         self.f = self.f_irt
         if self.ridge is None:
@@ -363,22 +373,50 @@ class SequentialEstimate:
         X, c, y = self._X[:t], self._c[:t], self._y[:t]
         XT = X.T
         r = X.shape[1]
+        if r == 1:
+            self._fit_rank1(X, XT, c, y, steps)
+            return
         eye = self._eye
         tanh = np.tanh
         for _ in range(steps):
             p = 0.5 * (1.0 + tanh(0.5 * (X @ self.z + c)))  # sigmoid, inlined
             grad = XT @ (p - y) + self.z
             H = (XT * (p * (1.0 - p))) @ X + eye
-            # rank 1: LAPACK's solve of a 1 x 1 system is one division (the same bits, a
-            # tenth of the call's cost, which a compare pays twice a round)
-            step = grad / H[0] if r == 1 else np.linalg.solve(H, grad)
+            step = np.linalg.solve(H, grad)  # (rank 1: :meth:`_fit_rank1`)
             norm = math.sqrt(float(step @ step))
             if norm > 1.0:  # a trust region (prior sd units): saturated answers overshoot
                 step = step / norm
             self.z = self.z - step
         p = 0.5 * (1.0 + tanh(0.5 * (X @ self.z + c)))
         H = (XT * (p * (1.0 - p))) @ X + eye
-        self.Hinv = 1.0 / H if r == 1 else np.linalg.inv(H)
+        self.Hinv = np.linalg.inv(H)
+
+    def _fit_rank1(
+        self, X: np.ndarray, XT: np.ndarray, c: np.ndarray, y: np.ndarray, steps: int
+    ) -> None:
+        """:meth:`_fit` at rank 1, the same bits: the posterior mode ``z`` and its curvature
+        are numbers, so the Newton step's arithmetic on them (``grad / H``, the trust region,
+        ``z - step``) is done on Python floats (one rounding each, as on the 1-element
+        arrays), and ``X @ z`` is ``x z`` (one product per row; a zero's sign, which a matrix
+        product may not keep, is lost in ``+ c`` and ``1 + tanh``). The two sums over the
+        revealed rows, ``X^T (p - y)`` and ``X^T diag(w) X``, are the same matrix products on
+        the same arrays, so summed in the same order."""
+        x = X[:, 0]
+        tanh = np.tanh
+        z = float(self.z[0])
+        for _ in range(steps):
+            p = 0.5 * (1.0 + tanh(0.5 * (x * z + c)))  # sigmoid, inlined
+            grad = float((XT @ (p - y))[0]) + z
+            h = float(((XT * (p * (1.0 - p))) @ X)[0, 0]) + 1.0
+            step = grad / h
+            norm = math.sqrt(step * step)
+            if norm > 1.0:  # a trust region (prior sd units): saturated answers overshoot
+                step = step / norm
+            z = z - step
+        p = 0.5 * (1.0 + tanh(0.5 * (x * z + c)))
+        h = float(((XT * (p * (1.0 - p))) @ X)[0, 0]) + 1.0
+        self.z = np.array([z])
+        self.Hinv = np.array([[1.0 / h]])
 
     def set_target(self, target: float | None) -> None:
         """Size the confidence sequence for ``target`` (before the first answer only).
@@ -477,9 +515,11 @@ class SequentialEstimate:
             Drawing probabilities (0 for revealed items).
         """
         f = self.f if self.design_prediction is None else self.design_prediction
+        # unweighted: no weights (weights of exactly 1 give the same bits, with more passes)
         return design_probabilities(
-            f, self.unrevealed, self.floor, self.proposal, self.norm2, self.W
-        )
+            f, self.unrevealed, self.floor, self.proposal, self.norm2,
+            self.W if self.weighted else None,
+        )  # fmt: skip
 
     def choose(self, rng: np.random.Generator) -> tuple[int, np.ndarray]:
         """Draw the next item: its population index and the design it was drawn from.
@@ -520,7 +560,9 @@ class SequentialEstimate:
             raise InputError(f"score {y!r}; expected a value in [0, 1]")
         n, U, W = self.n, self.unrevealed, self.W
         f = self.f
-        Wf = W * f  # f itself when every weight is 1 (1.0 * x is x): the same bits as unweighted
+        # unweighted, every weight is exactly 1: W * x is x, a sum of them a count (the same
+        # bits, without those passes over the items)
+        Wf = W * f if self.weighted else f
         pool_f = float(Wf[U].sum())
         center = (self.revealed_sum + pool_f) / n
         z = center + W[j] * (y - f[j]) / (n * pi[j])
@@ -530,13 +572,14 @@ class SequentialEstimate:
         ratio_hi = np.where(U, (W - Wf) / safe, -np.inf)
         lo, hi = center + float(ratio_lo.min()), center + float(ratio_hi.max())
         var_j = self._item_variance()
-        variance = float((self.W2[U] * var_j[U] / pi[U]).sum()) / n**2
+        spread = self.W2[U] * var_j[U] if self.weighted else var_j[U]
+        variance = float((spread / pi[U]).sum()) / n**2
         variance = max(variance, 1e-12)
         self.unrevealed[j] = False
         self.order.append(j)
         self.answers.append(float(y))
         self.revealed_sum += float(W[j] * y)
-        remaining = float(W[self.unrevealed].sum())
+        remaining = float(W[self.unrevealed].sum()) if self.weighted else float(n - len(self.order))
         bounds = (self.revealed_sum / n, (self.revealed_sum + remaining) / n)
         if self.weighted:  # the mean-1 weights sum to n only up to rounding: 1 + 4e-16 is 1
             bounds = (min(max(bounds[0], 0.0), 1.0), min(max(bounds[1], 0.0), 1.0))
@@ -577,7 +620,8 @@ class SequentialEstimate:
         if self.exhausted:
             return self.revealed_mean()
         cs = self.cs if cs is None else cs
-        model = float((self.revealed_sum + (self.W * self.f)[self.unrevealed].sum()) / self.n)
+        Wf = self.W * self.f if self.weighted else self.f  # (unweighted: 1.0 * f is f)
+        model = float((self.revealed_sum + Wf[self.unrevealed].sum()) / self.n)
         if not self.order:
             return model
         dr = self._wz / self._wsum

@@ -1,0 +1,192 @@
+"""The estimate / compare engine's cheaper rounds give the bits of the plain formulas.
+
+:class:`WeightedBettingCS` keeps its first and last alive candidates instead of scanning the
+grid, computes the bets' truncation once per stake and evaluates ``logaddexp`` only where the
+larger term does not decide the rejection; :class:`SequentialEstimate` at rank 1 does its
+Newton steps on numbers instead of 1-element arrays. Each is checked here against the plain
+formulas (the code they replaced, written out), bit for bit, round after round.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from latentbench.select._estimate_calibration import from_matrix
+from latentbench.select._estimate_cs import WeightedBettingCS
+from latentbench.select._estimate_design import SequentialEstimate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from bench_estimate_audit import matrix, simulate
+
+
+def test_at_least_decides_as_numpy_logaddexp():
+    """``_at_least(a, b, t)`` is ``np.logaddexp(a, b) >= t`` everywhere: at the threshold,
+    just around it and ``log 2`` below it, for equal terms, infinities and NaN."""
+    from latentbench.select._estimate_cs import _at_least
+
+    t = math.log(1 / 0.2)
+    rng = np.random.default_rng(0)
+    near = t + np.concatenate([rng.normal(0, 1, 4000), rng.normal(-math.log(2), 1e-12, 500)])
+    a = np.concatenate([near, near, [t, t, t - math.log(2)] * 2])
+    b = np.concatenate([near - rng.exponential(1, near.size), near, [t, -np.inf, t - math.log(2)]])
+    b = np.concatenate([b, [np.inf, np.nan, -np.inf]])
+    a[:20] = np.nextafter(t, -np.inf) - np.arange(20) * 1e-16  # a ulp or a few below
+    pairs = [(a, b), (b, a)]
+    for x, y in pairs:
+        with np.errstate(invalid="ignore"):
+            expected = np.logaddexp(x, y) >= t
+        assert np.array_equal(_at_least(x, y, t), expected)
+
+
+def _reference_round(cs: dict, z: float, lo: float, hi: float, v: float, center: float) -> None:
+    """One round of the sequence as it was computed before (every process, every candidate
+    alive between the first and last found by a scan, ``logaddexp`` everywhere)."""
+    v = max(float(v), 1e-12)
+    if cs["count"] == 0:
+        cs["v_ref"] = v
+    cs["effective"] += cs["v_ref"] / v
+    rho = min(max(cs["rho_sum"] / cs["rho_count"], 0.05), 50.0)
+    k = cs["horizons"].size
+    base = np.sqrt(2.0 * cs["bet_log"][:k] / (rho * np.maximum(cs["effective"], cs["horizons"])))
+    scale = math.sqrt(cs["v_ref"]) / v
+    bets = np.empty(cs["log"].shape[0])
+    np.multiply(base, scale, out=bets[:k])
+    if cs["target"] is not None:
+        now = math.sqrt(2.0 * cs["bet_log"][k] / (rho * cs["effective"])) * scale
+        bets[k] = min(cs["target"] / (rho * v), now)
+    alive = (~cs["rejected"]).nonzero()[0]
+    if alive.size:
+        sl = slice(int(alive[0]), int(alive[-1]) + 1)
+        m = cs["grid"][sl]
+        gap = np.stack([m - lo, hi - m])
+        x = np.stack([z - m, -(z - m)])
+        with np.errstate(divide="ignore"):
+            cap = np.where(gap > 0, cs["c"][:, :, None] / np.maximum(gap, 1e-300), np.inf)
+        log = cs["log"][:, :, sl]
+        log += np.log1p(np.maximum(np.minimum(bets[:, None, None], cap) * x, -0.999))
+        a = log + cs["log_weight"][:, None, None]
+        top = np.maximum.reduce(a, axis=0)
+        mix = top + np.log(np.add.reduce(np.exp(a - top), axis=0))
+        log_capital = np.logaddexp(math.log(0.5) + mix[0], math.log1p(-0.5) + mix[1])
+        impossible = (m < lo - 1e-9) | (m > hi + 1e-9)
+        cs["rejected"][sl] |= impossible | (log_capital >= cs["threshold"])
+    cs["rho_sum"] += (float(z) - float(center)) ** 2 / v
+    cs["rho_count"] += 1.0
+    cs["count"] += 1
+
+
+@pytest.mark.parametrize("target", [None, 0.02])
+def test_sequence_rounds_are_the_full_scan_bits(target, monkeypatch):
+    """Every round's capital, rejections and interval equal the plain computation's bit for
+    bit (a run that narrows, then rounds that contradict it until every candidate is
+    rejected); the first and last alive candidates are kept, not scanned for; ``logaddexp``
+    is evaluated on a minority of the candidates updated."""
+    cs = WeightedBettingCS(0.2, target=target)
+    ref = {
+        "log": np.zeros_like(cs._log),
+        "rejected": np.zeros_like(cs._rejected),
+        "grid": cs._grid.copy(),
+        "c": cs._c.copy(),
+        "log_weight": cs._log_weight.copy(),
+        "bet_log": cs._bet_log.copy(),
+        "horizons": cs._horizons.copy(),
+        "threshold": cs._threshold,
+        "target": target,
+        "v_ref": 0.0,
+        "effective": 0.0,
+        "rho_sum": 1.0,
+        "rho_count": 1.0,
+        "count": 0,
+    }
+    evaluated, updated, counting = [0], [0], [False]
+    logaddexp = np.logaddexp
+
+    def counted(x, y):
+        evaluated[0] += np.size(x) if counting[0] else 0
+        return logaddexp(x, y)
+
+    monkeypatch.setattr(np, "logaddexp", counted)
+    rng = np.random.default_rng(3)
+    for t in range(400):
+        mu = 0.62 if t < 300 else 0.05  # then far from everything still alive
+        v = rng.uniform(0.002, 0.02)
+        # ranges that end inside the span of live candidates now and then (impossible
+        # candidates, bets truncated at zero gaps), beyond the grid otherwise
+        lo, hi = (-0.5, 1.5)
+        if t % 20 == 0:
+            lo, hi = mu - rng.uniform(0.02, 0.2), mu + rng.uniform(0.02, 0.2)
+        z = float(np.clip(mu + rng.normal(0, math.sqrt(v)), lo, hi))
+        center = mu + rng.normal(0, 0.01)
+        alive = np.flatnonzero(~ref["rejected"])
+        updated[0] += int(alive[-1] - alive[0] + 1) if alive.size else 0
+        _reference_round(ref, z, lo, hi, v, center)
+        counting[0] = True
+        cs.update(z, lo, hi, v, center, (0.0, 1.0))
+        counting[0] = False
+        assert np.array_equal(cs._log, ref["log"]) and np.array_equal(cs._rejected, ref["rejected"])
+        alive = np.flatnonzero(~ref["rejected"])
+        assert cs._alive == ((int(alive[0]), int(alive[-1])) if alive.size else cs._alive)
+        if alive.size:
+            below = ref["grid"][alive[0] - 1] if alive[0] >= 1 else 0.0
+            above = ref["grid"][alive[-1] + 1] if alive[-1] + 1 < ref["grid"].size else 1.0
+            assert (cs.lower, cs.upper) == (max(below, 0.0), max(min(above, 1.0), max(below, 0.0)))
+            assert cs.excludes_at_or_below(0.5) == (alive[0] >= 1 and 0.5 <= below)
+            assert cs.excludes_at_or_above(0.5) == (
+                alive[-1] + 1 < ref["grid"].size and 0.5 >= above
+            )
+        else:
+            assert not cs.excludes_at_or_below(0.5) and not cs.excludes_at_or_above(0.5)
+    assert cs.contradicted_at is not None  # the contradicting rounds emptied the grid
+    assert 0 < evaluated[0] < updated[0] / 3, (evaluated, updated)
+
+
+def _reference_fit(X, c, y, z, steps):
+    """The rank-1 Newton steps on 1-element arrays, as :meth:`SequentialEstimate._fit` did."""
+    XT, eye = X.T, np.eye(1)
+    for _ in range(steps):
+        p = 0.5 * (1.0 + np.tanh(0.5 * (X @ z + c)))
+        grad = XT @ (p - y) + z
+        H = (XT * (p * (1.0 - p))) @ X + eye
+        step = grad / H[0]
+        norm = math.sqrt(float(step @ step))
+        if norm > 1.0:
+            step = step / norm
+        z = z - step
+    p = 0.5 * (1.0 + np.tanh(0.5 * (X @ z + c)))
+    H = (XT * (p * (1.0 - p))) @ X + eye
+    return z, 1.0 / H
+
+
+def test_rank1_posterior_is_the_matrix_formulas_bits():
+    """At rank 1 the posterior mode, its curvature and the predictions after every answer are
+    the matrix formulas' bit for bit (answers that saturate included: the trust region)."""
+    Y = simulate(31, 300, 2, seed=4)
+    cal = from_matrix(matrix(Y[:30]), rank=1)
+    seq = SequentialEstimate(cal, np.arange(cal.n_items), delta=0.2)
+    assert seq._v is not None  # the rank-1 path
+    Vw, bw, sigma = seq.Vw, seq.bw, seq.sigma
+    rng = np.random.default_rng(5)
+    z, Hinv = np.zeros(1), np.eye(1)
+    for t, j in enumerate(rng.permutation(cal.n_items)[:120]):
+        y = 1.0 if t < 40 else float(Y[30, j])  # 40 right answers first: big steps
+        seq.unrevealed[j] = False
+        seq.order.append(int(j))
+        seq.answers.append(y)
+        steps = seq.newton_steps if len(seq.order) > 1 else 5
+        seq._fit(steps)
+        seq._predict()
+        idx = np.asarray(seq.order)
+        X, c = Vw[idx] / sigma, bw[idx] / sigma
+        z, Hinv = _reference_fit(X, c, np.asarray(seq.answers), z, steps)
+        mu = (Vw @ z + bw) / sigma
+        s2 = ((Vw @ Hinv) * Vw).sum(axis=1) / sigma**2
+        x = mu / np.sqrt(1.0 + np.pi * np.maximum(s2, 0.0) / 8.0)
+        f = 0.5 * (1.0 + np.tanh(0.5 * x))
+        assert seq.z.tobytes() == z.tobytes() and seq.Hinv.tobytes() == Hinv.tobytes(), t
+        assert seq.f.tobytes() == f.tobytes(), t
