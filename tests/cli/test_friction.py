@@ -457,6 +457,42 @@ def test_numpy_passes_match_the_numba_kernels(monkeypatch):
             np.testing.assert_allclose(a, c, rtol=2e-5, atol=2e-5)
 
 
+def test_writable_and_read_only_scores_share_one_compiled_pass(monkeypatch):
+    """numba compiles a kernel once per signature, an array's read-only flag part of it: the
+    held-out fits' writable scores and a ResponseMatrix's read-only ones compiled every
+    dense pass twice on a cold cache (5-8 s of CPU each). Both now reach the kernels as the
+    one read-only signature, with the same numbers."""
+    from latentbench.irt import _kernels as k
+
+    monkeypatch.setenv("LATENTBENCH_NUMPY_MAX_CELLS", "0")  # the numba kernels
+    rng = np.random.default_rng(1)
+    Y = (rng.random((30, 50)) < 0.6).astype(np.float32)
+    Y[rng.random(Y.shape) < 0.2] = np.nan
+    frozen = Y.copy()
+    frozen.flags.writeable = False
+    for r in (1, 2):
+        U, V, b = rng.normal(size=(30, r)), rng.uniform(0, 1, (50, r)), rng.normal(size=50)
+        outputs = []
+        for scores in (Y, frozen):
+            R = np.empty_like(Y)
+            loss, atr = k.residual_pass(scores, U, V, b, 1.3, R)
+            outputs.append((loss, atr, R, *k.model_gradient_curvature(scores, U, V, b, 1.3)))
+        for a, c in zip(*outputs, strict=True):
+            np.testing.assert_array_equal(a, c)
+    assert Y.flags.writeable  # the caller's array is left as it was
+    kernels = (
+        k._residual_pass_rank1,
+        k._residual_from_logits,
+        k._model_gradient_curvature_rank1,
+        k._model_gradient_curvature,
+    )
+    for kernel in kernels:
+        assert kernel.signatures and all(not sig[0].mutable for sig in kernel.signatures), (
+            kernel.__name__,
+            kernel.signatures,
+        )
+
+
 def test_report_never_overwrites_silently(tmp_path, monkeypatch, long_frame):
     path = tmp_path / "scores.parquet"
     long_frame.to_parquet(path)
