@@ -439,22 +439,43 @@ def test_first_fit_of_a_small_matrix_compiles_no_kernel(tmp_path):
 
 
 def test_numpy_passes_match_the_numba_kernels(monkeypatch):
+    """The NumPy passes match the numba kernels; and writable and read-only scores reach the
+    kernels as one compiled signature with the same numbers. numba compiles a kernel once
+    per signature, an array's read-only flag part of it: the held-out fits' writable scores
+    and a ResponseMatrix's read-only ones compiled every dense pass twice on a cold cache
+    (5-8 s of CPU each). One test, so that the kernels compile once in a suite run."""
     from latentbench.irt import _kernels as k
 
     rng = np.random.default_rng(0)
     Y = (rng.random((40, 70)) < 0.6).astype(np.float32)
     Y[rng.random(Y.shape) < 0.2] = np.nan
+    frozen = Y.copy()
+    frozen.flags.writeable = False
     for r in (1, 2):
         U, V, b = rng.normal(size=(40, r)), rng.uniform(0, 1, (70, r)), rng.normal(size=70)
         outputs = []
-        for cells in ("1000000", "0"):  # NumPy, then the numba kernels
+        # NumPy, then the numba kernels on writable and on read-only scores
+        for cells, scores in (("1000000", Y), ("0", Y), ("0", frozen)):
             monkeypatch.setenv("LATENTBENCH_NUMPY_MAX_CELLS", cells)
             R = np.empty_like(Y)
-            loss, atr = k.residual_pass(Y, U, V, b, 1.3, R)
-            grad, curv = k.model_gradient_curvature(Y, U, V, b, 1.3)
+            loss, atr = k.residual_pass(scores, U, V, b, 1.3, R)
+            grad, curv = k.model_gradient_curvature(scores, U, V, b, 1.3)
             outputs.append((loss, atr, R.copy(), grad, curv))
-        for a, c in zip(*outputs, strict=True):
+        for a, c, d in zip(*outputs, strict=True):
             np.testing.assert_allclose(a, c, rtol=2e-5, atol=2e-5)
+            np.testing.assert_array_equal(c, d)
+    assert Y.flags.writeable  # the caller's array is left as it was
+    kernels = (
+        k._residual_pass_rank1,
+        k._residual_from_logits,
+        k._model_gradient_curvature_rank1,
+        k._model_gradient_curvature,
+    )
+    for kernel in kernels:
+        assert kernel.signatures and all(not sig[0].mutable for sig in kernel.signatures), (
+            kernel.__name__,
+            kernel.signatures,
+        )
 
 
 def test_report_never_overwrites_silently(tmp_path, monkeypatch, long_frame):

@@ -122,3 +122,30 @@ def test_the_fit_and_a_block_sweep_share_one_compiled_pass(sweep_case) -> None:
         np.testing.assert_array_equal(V1, reference.V)
         np.testing.assert_array_equal(b1, reference.b)
     assert len(kernels.column_pass.signatures) == passes
+
+
+def test_model_blocks_and_cell_predictions_compile_one_signature(sweep_case) -> None:
+    """The same for the model solve and the cell predictions: a block sweep from a result's
+    read-only factors passed them to ``solve_models`` as they were (the fit's are writable),
+    and ``predict_cells`` got a result's read-only factors from ``IRTResult`` and a caller's
+    writable ones otherwise: each compiled twice in a process that saw both (parallel kernels,
+    seconds on a cold cache). Both now reach one signature, with the same numbers."""
+    from latentbench.irt import _sparse_kernels as kernels
+    from latentbench.irt._sparse import predict_cells
+
+    cells, x0, reference, _ = sweep_case
+    frozen = [a.copy() for a in x0]
+    for a in frozen:
+        a.flags.writeable = False
+    rows, cols = np.nonzero(np.ones(cells.shape, bool))
+    outputs = []
+    for point in (x0, frozen):  # writable, then read-only, as callers hold them
+        U1, _, _, _ = _block_sweep(cells, point, lambda f, *a: f(*a), list)
+        outputs.append((U1, predict_cells(*point, rows, cols)))
+    for a, c in zip(*outputs, strict=True):
+        np.testing.assert_array_equal(a, c)
+    np.testing.assert_allclose(outputs[0][0], reference.U, rtol=1e-12, atol=1e-12)
+    assert all(sig[1].mutable for sig in kernels.solve_models.signatures)  # the fit's U
+    assert all(
+        not any(sig[k].mutable for k in (2, 3, 4)) for sig in kernels.predict_cells.signatures
+    )

@@ -130,6 +130,18 @@ def _log1p_unit(e: Any) -> Any:  # pragma: no cover - jit
     return np.float32(2.0) * w * acc
 
 
+def _read_only(Y: np.ndarray) -> np.ndarray:
+    """``Y`` as a read-only view (no copy) for a kernel call: numba compiles a kernel once
+    per signature and an array's read-only flag is part of it, so the held-out fits'
+    writable copies and a :class:`~latentbench.io.ResponseMatrix`'s read-only scores made a
+    second compile of each pass (5-8 s of CPU on a cold cache). Same values, same code."""
+    if not Y.flags.writeable:
+        return Y
+    view = Y.view()
+    view.flags.writeable = False
+    return view
+
+
 def _chunks(n: int) -> int:
     """Row blocks of a parallel pass: a fixed count (not the thread count), so the order of
     every floating-point reduction, and hence the fit, is the same whatever the number of
@@ -275,6 +287,7 @@ def residual_pass(
     inv_sigma = 1.0 / sigma
     if Y.size <= _numpy_max_cells():
         return _residual_pass_numpy(Y, U, V, np.asarray(b, dtype=np.float64), inv_sigma, R)
+    Y = _read_only(Y)  # one compiled signature (read-only scores) for every caller
     n_chunks = _chunks(Y.shape[0])
     b32 = (np.asarray(b, dtype=np.float64) * inv_sigma).astype(np.float32)
     if U.shape[1] == 1:
@@ -386,6 +399,7 @@ def model_gradient_curvature(
         residual = np.where(observed, y - p, 0.0)
         w = p * (1.0 - p) * observed
         return residual @ V64, np.einsum("ij,jk,jl->ikl", w, V64, V64)
+    Y = _read_only(Y)  # one compiled signature (read-only scores) for every caller
     if U.shape[1] == 1:
         g, h = _model_gradient_curvature_rank1(
             Y,

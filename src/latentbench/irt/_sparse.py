@@ -171,7 +171,10 @@ def predict_cells(
     if cols.size and (cols.min() < 0 or cols.max() >= V.shape[0]):
         raise InputError(f"column index outside 0..{V.shape[0] - 1}")
     out = np.empty(rows.size)
-    kernels.predict_cells(rows, cols, U, V, np.asarray(b, float), 1.0 / sigma, out)
+    # one compiled signature (numba's includes the read-only flag): a result's factors are
+    # read-only, a caller's own arrays writable; both reach the kernel read-only (no copy)
+    U, V, b = _read_only(U), _read_only(V), _read_only(np.asarray(b, float))
+    kernels.predict_cells(rows, cols, U, V, b, 1.0 / sigma, out)
     return out
 
 
@@ -398,9 +401,12 @@ def update_models(
     U_new : ndarray of shape (N_block, r)
     """
     penalty = _penalty_or_ridge(penalty, l2)
-    U = np.ascontiguousarray(U, dtype=np.float64)
+    # the signature the sparse fit compiles the model solve for (numba's includes the
+    # read-only flag): writable copies, whatever the caller holds (a result's factors are
+    # read-only), so a process running both compiles it once
+    U = np.array(U, dtype=np.float64, order="C")
     _, _, model_curv, model_target = _penalty_terms(penalty, U.shape[1])
     U_new = np.empty_like(U)
-    stats = np.ascontiguousarray(model_stats, dtype=np.float64)[None]
+    stats = np.array(model_stats, dtype=np.float64, order="C")[None]
     kernels.solve_models(stats, U, model_curv, model_target, U_new)
     return U_new
