@@ -66,11 +66,12 @@ CHROMIUM = next(
 )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    """One headless Chromium per worker for every report test that drives one (``_cdp.py``;
-    it was one per module, ~1.2 s each to start and close). A test that changes the page's
-    emulation (print media, scripts off, a key held) puts it back before it ends."""
+    """One headless Chromium per module for the report tests that drive one (``_cdp.py``). A
+    test that changes the page's emulation (print media, scripts off, a key held) puts it back
+    before it ends. Not one per session: its pipe reader is a thread, and a thread left alive
+    for later tests fails tests/test_fork.py (they start with no thread but their own)."""
     if CHROMIUM is None or not sys.platform.startswith("linux"):
         pytest.skip("no chromium binary on PATH, or not Linux (the pipe client needs Linux)")
     sys.path.insert(0, str(Path(__file__).parent))
