@@ -1,16 +1,17 @@
 """Benchmark the betting confidence sequences' hot path, compiled against NumPy, side by side.
 
 Every revealed batch updates each candidate mean's capital under every horizon
-(``select/_betting.py``): ``_capital_pass`` (numba, one loop) against its NumPy specification
-``_capital_pass_reference``, and the mixtures' rejections ``_mix_and_reject`` (numba, exact
-mixtures only near a threshold) against ``_mix_and_reject_reference``, in this process.
+(``select/_betting.py``): ``_capital_pass`` (numba, candidates innermost) against its NumPy
+specification ``_capital_pass_reference``, and the mixtures' rejections ``_mix_and_reject``
+(numba, exact mixtures only near a threshold) against ``_mix_and_reject_reference``, in this
+process.
 
 * kernel: one batch (b cells, H horizons, S candidates alive) at the shapes of a run;
 * mixtures: the rejections of one batch (H processes, S candidates);
 * replay: whole PULSE runs (default configuration, history proxy) on the BFCL candidate half
   of ``../shared/data``, with the compiled pass and with the NumPy one patched in; the script
-  checks that both give the same estimates and bounds (the NumPy run patches in both
-  references).
+  checks that both give the same estimates and bounds (the NumPy run patches in
+  ``_wager_reference``, both kernels' references).
 
 Prints medians over repeats and the ratio NumPy / compiled.
 
@@ -102,16 +103,15 @@ def replay_case(runs: int, repeats: int) -> None:
             out += [res.estimates, res.lower, res.upper, res.certificate_lower]
         return out
 
-    compiled = _betting._capital_pass, _betting._mix_and_reject
+    compiled = _betting._wager
     fast = replay()
     t_fast = median_seconds(replay, repeats)
-    _betting._capital_pass = _betting._capital_pass_reference
-    _betting._mix_and_reject = _betting._mix_and_reject_reference
+    _betting._wager = _betting._wager_reference
     try:
         slow = replay()
         t_slow = median_seconds(replay, repeats)
     finally:
-        _betting._capital_pass, _betting._mix_and_reject = compiled
+        _betting._wager = compiled
     same = all(np.allclose(x, y, rtol=0, atol=1e-12) for x, y in zip(fast, slow, strict=True))
     print(
         f"| replay, BFCL candidates ({candidates.shape[0]} x {candidates.shape[1]}), "

@@ -258,6 +258,129 @@ def test_compiled_capital_pass_matches_its_numpy_specification():
     assert 0 < with_impossible < 40  # both branches were compared
 
 
+def _capital_pass_per_candidate(grid, n, offset, pool, r, lo, hi, bet, c, log_up, log_down):
+    """The compiled pass's arithmetic written as a plain loop over candidates, then cells,
+    then horizons (Python floats are IEEE doubles: the same operations give the same bits)."""
+    H, b = bet.shape
+    impossible = np.zeros(grid.size, dtype=bool)
+    for k in range(grid.size):
+        prod_up, prod_down = [1.0] * H, [1.0] * H
+        for t in range(b):
+            mt = (n * float(grid[k]) - offset[t]) / pool[t]
+            if mt < lo - 1e-7 or mt > hi + 1e-7:
+                impossible[k] = True
+            x = r[t] - mt
+            cap_up = c / max(mt - lo, 1e-300) if mt > lo else math.inf
+            cap_down = c / max(hi - mt, 1e-300) if mt < hi else math.inf
+            for h in range(H):
+                prod_up[h] *= 1.0 + max(min(bet[h, t], cap_up) * x, -0.999)
+                prod_down[h] *= 1.0 + max(-min(bet[h, t], cap_down) * x, -0.999)
+                if not 1e-100 < prod_up[h] < 1e100:
+                    log_up[h, k] += math.log(prod_up[h])
+                    prod_up[h] = 1.0
+                if not 1e-100 < prod_down[h] < 1e100:
+                    log_down[h, k] += math.log(prod_down[h])
+                    prod_down[h] = 1.0
+        for h in range(H):
+            log_up[h, k] += math.log(prod_up[h])
+            log_down[h, k] += math.log(prod_down[h])
+    return impossible
+
+
+def test_compiled_capital_pass_is_the_per_candidate_loop_to_the_bit():
+    """The compiled pass runs the candidates in its innermost loop (vector registers); each
+    candidate's capitals are still the same operations in the same order as a loop over
+    candidates outside the cells, so the same bits: capped and uncapped bets, impossible
+    candidates, and products that leave [1e-100, 1e100] (logged and restarted mid-batch)."""
+    from latentbench.select._betting import _capital_pass
+
+    rng = np.random.default_rng(7)
+    restarted = impossible_seen = 0
+    for trial in range(60):
+        n = int(rng.choice([50, 300, 2000]))
+        b, H = int(rng.integers(1, min(65, n))), int(rng.integers(1, 6))
+        seen = int(rng.integers(0, n - b + 1))
+        lam = float(rng.choice([0.0, 0.5, 1.0]))
+        y, f = rng.random(b).round(int(rng.integers(0, 2))), rng.random(b)
+        pool = n - seen - np.arange(b, dtype=float)
+        offset = rng.random(b) * n * 0.6
+        r = y - lam * f
+        lo, hi = -lam * 0.9, 1.0 - lam * 0.05
+        bet = rng.random((H, b)) * rng.choice([0.5, 5.0, 50.0, 5000.0])
+        grid = np.sort(rng.random(int(rng.integers(1, 120))))
+        start_up, start_down = rng.normal(size=(H, grid.size)), rng.normal(size=(H, grid.size))
+        up_ref, down_ref = start_up.copy(), start_down.copy()
+        up, down = start_up.copy(), start_down.copy()
+        expected = _capital_pass_per_candidate(grid, n, offset, pool, r, lo, hi, bet, 0.5,
+                                               up_ref, down_ref)  # fmt: skip
+        got = _capital_pass(grid, n, offset, pool, r, lo, hi, bet, 0.5, up, down)
+        np.testing.assert_array_equal(got, expected, err_msg=f"trial {trial}")
+        assert up.tobytes() == up_ref.tobytes() and down.tobytes() == down_ref.tobytes(), trial
+        # a product that left the range: the capital moved by more than log(1e100) in a batch
+        moved = np.abs(np.r_[up - start_up, down - start_down].ravel())
+        restarted += bool((moved > math.log(1e100)).any())
+        impossible_seen += bool(expected.any())
+    assert restarted > 0 and impossible_seen > 0  # both rare branches were compared
+
+
+def test_batch_bets_are_the_numpy_expressions_to_the_bit():
+    """The update's pools, offsets, residuals, deviations and bets, computed in one compiled
+    pass, equal the NumPy expressions they replaced bit for bit, with and without the
+    targeted process."""
+    from latentbench.select._betting import _batch_bets, _shifted_cumsum
+
+    rng = np.random.default_rng(3)
+    for trial in range(80):
+        n, b = int(rng.choice([40, 300, 2000])), int(rng.integers(1, 40))
+        t0 = int(rng.integers(0, n - b + 1))
+        lam = float(rng.choice([0.0, 0.37, 1.0]))
+        y, f = rng.random(b).round(int(rng.integers(0, 3))), rng.random(b)
+        sum_y, pool_sum = float(rng.random() * t0), float(rng.random() * (n - t0))
+        sums = rng.random(2) * t0
+        cs = BettingConfSeq(3, n, 0.1, target_weight=float(rng.choice([0.0, 0.2])))
+        d, L = float(rng.choice([0.0, 0.05])), 3.7
+        got = _batch_bets(y, f, lam, n, t0, sum_y, pool_sum, float(sums[0]), float(sums[1]),
+                          cs._effective[t0 : t0 + b], cs._bet_log, cs.horizons, d, L,
+                          cs.target_weight > 0)  # fmt: skip
+        # the NumPy expressions of the update before the compiled pass
+        N = n - t0 - np.arange(b, dtype=np.float64)
+        S = sum_y + _shifted_cumsum(y)
+        F = pool_sum - _shifted_cumsum(f)
+        r = y - lam * f
+        k = t0 + np.arange(1, b + 1, dtype=np.float64)
+        weight = n / N
+        effective = cs._effective[t0 : t0 + b]
+        mean_prev = (0.5 + sums[0] + _shifted_cumsum(r)) / k
+        dev = (r - mean_prev) ** 2
+        var_prev = (0.25 + sums[1] + _shifted_cumsum(dev)) / k
+        bet = weight[None, :] * np.sqrt(
+            2.0
+            * cs._bet_log[:, None]
+            / (var_prev[None, :] * np.maximum(effective[None, :], cs.horizons[:, None]))
+        )
+        if cs.target_weight > 0:
+            base = np.minimum(d / var_prev, np.sqrt(2.0 * L / (var_prev * effective)))
+            bet = np.vstack([bet, weight * np.maximum(base, 0.0)])
+        for a, e in zip(got, (N, S + lam * F, r, dev, bet), strict=True):
+            assert a.shape == e.shape and a.tobytes() == e.tobytes(), trial
+
+
+def test_alive_ends_are_the_first_and_last_unrejected_candidates():
+    """The compiled ends of the three rejection rows equal ``flatnonzero``'s, with -1 for a
+    row where every candidate is rejected."""
+    from latentbench.select._betting import _alive_ends
+
+    rng = np.random.default_rng(4)
+    for trial in range(100):
+        S = int(rng.integers(1, 30))
+        rows = [rng.random(S) < rng.choice([0.0, 0.5, 0.95, 1.0]) for _ in range(3)]
+        expected = []
+        for row in rows:
+            alive = np.flatnonzero(~row)
+            expected += [int(alive[0]), int(alive[-1])] if alive.size else [-1, -1]
+        assert list(_alive_ends(*rows)) == expected, trial
+
+
 def test_certificate_split_moves_level_from_the_lower_to_the_upper_bounds():
     """``certificate_split=0.9`` puts 0.9 alpha on each upper bound and 0.1 alpha / (m - 1) on
     each lower bound: on the same cells, every upper bound is at most the default split's

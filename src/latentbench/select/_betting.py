@@ -170,37 +170,55 @@ def _capital_pass(
     log_up: np.ndarray,
     log_down: np.ndarray,
 ) -> np.ndarray:  # pragma: no cover - compiled; checked against the reference
-    """:func:`_capital_pass_reference`, one loop over candidates and cells (the hot path).
+    """:func:`_capital_pass_reference`, loops over cells, horizons and candidates (the hot path).
 
     The factors ``1 + bet x`` of a batch are multiplied and their product's log taken once
-    (or whenever the product leaves [1e-100, 1e100]), instead of a log per cell.
+    (or whenever the product leaves [1e-100, 1e100]), instead of a log per cell. The
+    candidates are the innermost loop (independent of each other, so the compiler runs
+    several at once in vector registers); each candidate's products and logs are the same
+    operations in the same order as a loop over candidates outside the cells, so the
+    capitals are the same to the bit.
     """
     H, b = bet.shape
-    impossible = np.zeros(grid.size, dtype=np.bool_)
-    prod_up = np.empty(H)
-    prod_down = np.empty(H)
-    for k in range(grid.size):
-        prod_up[:] = 1.0
-        prod_down[:] = 1.0
-        for t in range(b):
-            mt = (n * grid[k] - offset[t]) / pool[t]
+    S = grid.size
+    impossible = np.zeros(S, dtype=np.bool_)
+    prod_up = np.ones((H, S))
+    prod_down = np.ones((H, S))
+    x = np.empty(S)
+    cap_up = np.empty(S)
+    cap_down = np.empty(S)
+    for t in range(b):
+        off, size, rt = offset[t], pool[t], r[t]
+        for k in range(S):
+            mt = (n * grid[k] - off) / size
             if mt < lo - _TOLERANCE or mt > hi + _TOLERANCE:
                 impossible[k] = True
-            x = r[t] - mt
-            cap_up = c / max(mt - lo, 1e-300) if mt > lo else np.inf
-            cap_down = c / max(hi - mt, 1e-300) if mt < hi else np.inf
-            for h in range(H):
-                prod_up[h] *= 1.0 + max(min(bet[h, t], cap_up) * x, -0.999)
-                prod_down[h] *= 1.0 + max(-min(bet[h, t], cap_down) * x, -0.999)
-                if not 1e-100 < prod_up[h] < 1e100:
-                    log_up[h, k] += math.log(prod_up[h])
-                    prod_up[h] = 1.0
-                if not 1e-100 < prod_down[h] < 1e100:
-                    log_down[h, k] += math.log(prod_down[h])
-                    prod_down[h] = 1.0
+            x[k] = rt - mt
+            cap_up[k] = c / max(mt - lo, 1e-300) if mt > lo else np.inf
+            cap_down[k] = c / max(hi - mt, 1e-300) if mt < hi else np.inf
         for h in range(H):
-            log_up[h, k] += math.log(prod_up[h])
-            log_down[h, k] += math.log(prod_down[h])
+            bh = bet[h, t]
+            pu = prod_up[h]
+            pd = prod_down[h]
+            out = False
+            for k in range(S):
+                u = pu[k] * (1.0 + max(min(bh, cap_up[k]) * x[k], -0.999))
+                d = pd[k] * (1.0 + max(-min(bh, cap_down[k]) * x[k], -0.999))
+                pu[k] = u
+                pd[k] = d
+                out |= not (1e-100 < u < 1e100) or not (1e-100 < d < 1e100)
+            if out:  # rare: a product left [1e-100, 1e100]; log it and restart at 1
+                for k in range(S):
+                    if not 1e-100 < pu[k] < 1e100:
+                        log_up[h, k] += math.log(pu[k])
+                        pu[k] = 1.0
+                    if not 1e-100 < pd[k] < 1e100:
+                        log_down[h, k] += math.log(pd[k])
+                        pd[k] = 1.0
+    for h in range(H):
+        for k in range(S):
+            log_up[h, k] += math.log(prod_up[h, k])
+            log_down[h, k] += math.log(prod_down[h, k])
     return impossible
 
 
@@ -329,6 +347,238 @@ def _mix_and_reject(
                     rejected_up[k] = True
                 elif top_down + band_cert >= thresholds[2]:
                     rejected_up[k] = _mixture(log_down, k, log_weight_cert) >= thresholds[2]
+
+
+@numba.njit(cache=CACHE, error_model="numpy")
+def _batch_bets(
+    y: np.ndarray,
+    f: np.ndarray,
+    lam: float,
+    n: int,
+    t0: int,
+    sum_y: float,
+    pool_sum: float,
+    sum_r: float,
+    sum_dev: float,
+    effective: np.ndarray,
+    bet_log: np.ndarray,
+    horizons: np.ndarray,
+    target: float,
+    target_log: float,
+    targeted: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover
+    """A batch's pool sizes, offsets, residuals, squared deviations and bets, one pass.
+
+    The same operations in the same order as the NumPy expressions they replace in
+    :meth:`BettingConfSeq.update` (running sums from the first cell, as ``numpy.cumsum``;
+    elementwise ``+ - * /`` and ``sqrt`` are correctly rounded either way), so the same bits
+    with one call instead of a few dozen small array operations.
+
+    Parameters
+    ----------
+    y, f : ndarray of shape (b,)
+        Scores and predictions in reveal order.
+    lam : float
+        Proxy weight.
+    n, t0 : int
+        Population size and the arm's cells before the batch.
+    sum_y, pool_sum : float
+        The arm's revealed sum and the predictions' sum over its pool, before the batch.
+    sum_r, sum_dev : float
+        The arm's sums of residuals and of squared deviations before the batch.
+    effective : ndarray of shape (b,)
+        Effective cells ``A_t`` at the batch's cells.
+    bet_log, horizons : ndarray of shape (H,)
+        Each horizon's threshold and size in effective cells.
+    target, target_log : float
+        The targeted process's distance and threshold (used when ``targeted``).
+    targeted : bool
+        Add the targeted process's bets as a last row.
+
+    Returns
+    -------
+    pool, offset, r, dev : ndarray of shape (b,)
+        ``N_t``, ``S_t + lam F_t``, ``y - lam f`` and ``(r - mean before the cell)^2``.
+    bet : ndarray of shape (H + targeted, b)
+        Base bets per capital process and cell.
+    """
+    b = y.size
+    H = bet_log.size
+    pool = np.empty(b)
+    offset = np.empty(b)
+    r = np.empty(b)
+    dev = np.empty(b)
+    bet = np.empty((H + (1 if targeted else 0), b))
+    mean0 = 0.5 + sum_r
+    var0 = 0.25 + sum_dev
+    cum_y = cum_f = cum_r = cum_dev = 0.0  # sums of the cells before t (0 before the first)
+    for t in range(b):
+        size = (n - t0) - float(t)
+        pool[t] = size
+        offset[t] = (sum_y + cum_y) + lam * (pool_sum - cum_f)
+        rt = y[t] - lam * f[t]
+        r[t] = rt
+        k = float(t0) + float(t + 1)
+        mean_prev = (mean0 + cum_r) / k
+        d = (rt - mean_prev) * (rt - mean_prev)
+        dev[t] = d
+        var_prev = (var0 + cum_dev) / k
+        weight = n / size
+        eff = effective[t]
+        for h in range(H):
+            bet[h, t] = weight * math.sqrt(2.0 * bet_log[h] / (var_prev * max(eff, horizons[h])))
+        if targeted:
+            base = min(target / var_prev, math.sqrt(2.0 * target_log / (var_prev * eff)))
+            bet[H, t] = weight * max(base, 0.0)
+        if t == 0:  # numpy.cumsum starts from the first entry, not from 0 + it
+            cum_y, cum_f, cum_r, cum_dev = y[0], f[0], rt, d
+        else:
+            cum_y += y[t]
+            cum_f += f[t]
+            cum_r += rt
+            cum_dev += d
+    return pool, offset, r, dev, bet
+
+
+@numba.njit(cache=CACHE)
+def _ends(rejected: np.ndarray) -> tuple[int, int]:  # pragma: no cover - compiled
+    """First and last candidate not rejected in a row of shape (S,); ``-1`` for none."""
+    first = last = -1
+    for k in range(rejected.size):
+        if not rejected[k]:
+            first = k
+            break
+    for k in range(rejected.size - 1, -1, -1):
+        if not rejected[k]:
+            last = k
+            break
+    return first, last
+
+
+@numba.njit(cache=CACHE)
+def _alive_ends(
+    rejected: np.ndarray, rejected_low: np.ndarray, rejected_up: np.ndarray
+) -> tuple[int, int, int, int, int, int]:  # pragma: no cover - compiled
+    """:func:`_ends` of the interval's, the certificate's lower and upper bound's rows."""
+    a0, a1 = _ends(rejected)
+    l0, l1 = _ends(rejected_low)
+    u0, u1 = _ends(rejected_up)
+    return a0, a1, l0, l1, u0, u1
+
+
+def _wager_reference(
+    log_up: np.ndarray,
+    log_down: np.ndarray,
+    rejected: np.ndarray,
+    rejected_low: np.ndarray,
+    rejected_up: np.ndarray,
+    first: int,
+    last: int,
+    grid: np.ndarray,
+    n: int,
+    offset: np.ndarray,
+    pool: np.ndarray,
+    r: np.ndarray,
+    lo: float,
+    hi: float,
+    bet: np.ndarray,
+    c: float,
+    log_weight: np.ndarray,
+    log_weight_cert: np.ndarray,
+    log_theta: float,
+    log_theta_down: float,
+    thresholds: np.ndarray,
+) -> None:
+    """:func:`_wager` with the NumPy specifications of its two kernels (for benchmarks).
+
+    Parameters
+    ----------
+    log_up, log_down : ndarray of shape (R, S)
+        One arm's log capitals, updated in place on candidates ``first..last``.
+    rejected, rejected_low, rejected_up : ndarray of bool, shape (S,)
+        The arm's rejections, updated in place.
+    first, last : int
+        The candidates bet on.
+    grid : ndarray of shape (S,)
+        Every candidate mean.
+    n : int
+        Population size.
+    offset, pool, r : ndarray of shape (b,)
+        As in :func:`_capital_pass_reference`.
+    lo, hi : float
+        Range of the residuals.
+    bet : ndarray of shape (R, b)
+        Base bets.
+    c : float
+        Largest fraction of the capital at stake.
+    log_weight, log_weight_cert : ndarray
+        As in :func:`_mix_and_reject_reference`.
+    log_theta, log_theta_down : float
+        The hedge's log weights.
+    thresholds : ndarray of shape (3,)
+        Log thresholds.
+    """
+    sl = slice(first, last + 1)
+    up, down = np.ascontiguousarray(log_up[:, sl]), np.ascontiguousarray(log_down[:, sl])
+    impossible = _capital_pass_reference(grid[sl], n, offset, pool, r, lo, hi, bet, c, up, down)
+    log_up[:, sl], log_down[:, sl] = up, down
+    _mix_and_reject_reference(
+        up,
+        down,
+        log_weight,
+        log_weight_cert,
+        log_theta,
+        log_theta_down,
+        thresholds,
+        impossible,
+        rejected[sl],
+        rejected_low[sl],
+        rejected_up[sl],
+    )
+
+
+@numba.njit(cache=CACHE)
+def _wager(
+    log_up: np.ndarray,
+    log_down: np.ndarray,
+    rejected: np.ndarray,
+    rejected_low: np.ndarray,
+    rejected_up: np.ndarray,
+    first: int,
+    last: int,
+    grid: np.ndarray,
+    n: int,
+    offset: np.ndarray,
+    pool: np.ndarray,
+    r: np.ndarray,
+    lo: float,
+    hi: float,
+    bet: np.ndarray,
+    c: float,
+    log_weight: np.ndarray,
+    log_weight_cert: np.ndarray,
+    log_theta: float,
+    log_theta_down: float,
+    thresholds: np.ndarray,
+) -> None:  # pragma: no cover - compiled
+    """:func:`_capital_pass` then :func:`_mix_and_reject` on one arm's candidates
+    ``first..last``, in place on its rows (shapes (R, S) and (S,)): one call, no copies."""
+    sl = slice(first, last + 1)
+    up, down = log_up[:, sl], log_down[:, sl]
+    impossible = _capital_pass(grid[sl], n, offset, pool, r, lo, hi, bet, c, up, down)
+    _mix_and_reject(
+        up,
+        down,
+        log_weight,
+        log_weight_cert,
+        log_theta,
+        log_theta_down,
+        thresholds,
+        impossible,
+        rejected[sl],
+        rejected_low[sl],
+        rejected_up[sl],
+    )
 
 
 class BettingConfSeq:
@@ -485,6 +735,7 @@ class BettingConfSeq:
             (n_items / (n_items - np.arange(n_items, dtype=np.float64))) ** 2
         )
         self.c, self.theta = float(c), float(theta)
+        self._log_theta, self._log_theta_down = math.log(self.theta), math.log1p(-self.theta)
         self._grid = np.linspace(0.0, 1.0, grid + 1)
         self._step = 1.0 / grid
         shape = (self.n_arms, grid + 1)
@@ -545,66 +796,68 @@ class BettingConfSeq:
             return
         n = self.n_items
         t0 = int(self.count[arm])
-        N = n - t0 - np.arange(b, dtype=np.float64)  # pool size before each cell
-        if N[-1] < 1:
+        if n - t0 - (b - 1) < 1:  # the pool before the last cell
             raise InputError(f"arm {arm}: more cells than items ({t0 + b} > {n})")
-        S = self._sum_y[arm] + _shifted_cumsum(y)
-        F = pool_sum - _shifted_cumsum(f)
-        r = y - lam * f
-        lo, hi = -lam * pool_max, 1.0 - lam * pool_min
-        # predictable plug-in bets from the residuals before each cell (WSR's PrPl), scaled by
-        # the cell's weight a = n / N and sized for max(A_t, h) effective cells per horizon h
-        k = t0 + np.arange(1, b + 1, dtype=np.float64)
-        weight = n / N
-        effective = self._effective[t0 : t0 + b]
-        mean_prev = (0.5 + self._sums[arm, 0] + _shifted_cumsum(r)) / k
-        dev = (r - mean_prev) ** 2
-        var_prev = (0.25 + self._sums[arm, 1] + _shifted_cumsum(dev)) / k
-        # one bet size per horizon, shape (H, b)
-        bet = weight[None, :] * np.sqrt(
-            2.0
-            * self._bet_log[:, None]
-            / (var_prev[None, :] * np.maximum(effective[None, :], self.horizons[:, None]))
+        # the pool N_t and S_t + lam F_t before each cell, the residuals r = y - lam f, and
+        # predictable plug-in bets from the residuals before each cell (WSR's PrPl), scaled
+        # by the cell's weight a = n / N and sized for max(A_t, h) effective cells per
+        # horizon h, shape (H, b); with target_weight > 0 one more row, the targeted
+        # process: the bet that makes the capital at the target distance d reach the
+        # threshold L soonest, d / var per unit weight, never above the bet sized for the
+        # current effective cells (sqrt(2 L / (var A)))
+        N, offset, r, dev, bet = _batch_bets(
+            y,
+            f,
+            float(lam),
+            n,
+            t0,
+            float(self._sum_y[arm]),
+            float(pool_sum),
+            float(self._sums[arm, 0]),
+            float(self._sums[arm, 1]),
+            self._effective[t0 : t0 + b],
+            self._bet_log,
+            self.horizons,
+            float(self._target[arm]),
+            float(self._target_log[arm]),
+            self.target_weight > 0,
         )
-        if self.target_weight > 0:
-            # the targeted process: the bet that makes the capital at the target distance
-            # d reach the threshold L soonest, d / var per unit weight, never above the
-            # bet sized for the current effective cells (sqrt(2 L / (var A)))
-            d, L = self._target[arm], self._target_log[arm]
-            base = np.minimum(d / var_prev, np.sqrt(2.0 * L / (var_prev * effective)))
-            bet = np.vstack([bet, weight * np.maximum(base, 0.0)])
+        lo, hi = -lam * pool_max, 1.0 - lam * pool_min
         # capitals are updated from the lowest candidate alive in the interval or in the
         # certificate's lower bound to the highest alive in the interval or in its upper bound
         # (the hot path: not the whole grid); a candidate outside that range stays as it is,
         # which can only widen a bound
-        alive = np.flatnonzero(~self._rejected[arm])
-        low = np.flatnonzero(~self._rejected_low[arm])
-        up = np.flatnonzero(~self._rejected_up[arm])
-        first = min([*alive[:1].tolist(), *low[:1].tolist(), self._grid.size])
-        last = max([*alive[-1:].tolist(), *up[-1:].tolist(), -1])
+        a0, a1, l0, _, _, u1 = _alive_ends(
+            self._rejected[arm], self._rejected_low[arm], self._rejected_up[arm]
+        )
+        first = min(k for k in (a0, l0, self._grid.size) if k >= 0)
+        last = max(a1, u1)
         if first <= last and wager:
-            sl = slice(first, last + 1)
-            log_up = np.ascontiguousarray(self._log_up[:, arm, sl])
-            log_down = np.ascontiguousarray(self._log_down[:, arm, sl])
-            # bets on every candidate of the slice, capitals updated in place; a candidate
-            # whose conditional mean leaves the range of R is impossible
-            impossible = _capital_pass(
-                self._grid[sl], n, S + lam * F, N, r, lo, hi, bet, self.c, log_up, log_down
-            )
-            self._log_up[:, arm, sl], self._log_down[:, arm, sl] = log_up, log_down
-            # the hedged interval's and the certificate's mixtures, and their rejections
-            _mix_and_reject(
-                log_up,
-                log_down,
+            # bets on every candidate of the range, capitals updated in place (a candidate
+            # whose conditional mean leaves the range of R is impossible), then the hedged
+            # interval's and the certificate's mixtures and their rejections
+            _wager(
+                self._log_up[:, arm],
+                self._log_down[:, arm],
+                self._rejected[arm],
+                self._rejected_low[arm],
+                self._rejected_up[arm],
+                first,
+                last,
+                self._grid,
+                n,
+                offset,
+                N,
+                r,
+                lo,
+                hi,
+                bet,
+                self.c,
                 self._log_weight,
                 self._log_weight_cert,
-                math.log(self.theta),
-                math.log1p(-self.theta),
+                self._log_theta,
+                self._log_theta_down,
                 self._thresholds,
-                impossible,
-                self._rejected[arm, sl],
-                self._rejected_low[arm, sl],
-                self._rejected_up[arm, sl],
             )
         self._sums[arm] += (r.sum(), dev.sum())
         self.count[arm] = t0 + b
@@ -616,17 +869,17 @@ class BettingConfSeq:
         remaining = n - int(self.count[arm])
         det_lo = self._sum_y[arm] / n
         det_hi = (self._sum_y[arm] + remaining) / n
-        alive = np.flatnonzero(~self._rejected[arm])
-        if alive.size:
-            lower = max(self._grid[alive[0]] - self._step, det_lo)
-            upper = min(self._grid[alive[-1]] + self._step, det_hi)
+        a0, a1, l0, _, _, u1 = _alive_ends(
+            self._rejected[arm], self._rejected_low[arm], self._rejected_up[arm]
+        )
+        if a0 >= 0:
+            lower = max(self._grid[a0] - self._step, det_lo)
+            upper = min(self._grid[a1] + self._step, det_hi)
         else:  # every candidate rejected (a miscoverage event): keep the certain bounds
             lower, upper = det_lo, det_hi
         self._lower[arm], self._upper[arm] = max(lower, 0.0), min(upper, 1.0)
-        alive_low = np.flatnonzero(~self._rejected_low[arm])
-        alive_up = np.flatnonzero(~self._rejected_up[arm])
-        lower = self._grid[alive_low[0]] - self._step if alive_low.size else det_lo
-        upper = self._grid[alive_up[-1]] + self._step if alive_up.size else det_hi
+        lower = self._grid[l0] - self._step if l0 >= 0 else det_lo
+        upper = self._grid[u1] + self._step if u1 >= 0 else det_hi
         self._cert_lower[arm] = min(max(lower, det_lo, 0.0), det_hi)
         self._cert_upper[arm] = max(min(upper, det_hi, 1.0), det_lo)
         if remaining == 0:

@@ -12,6 +12,7 @@ from latentbench.exceptions import InputError
 from latentbench.select import _certify
 from latentbench.select._base import DEFAULT_DELTA, ProxyBookkeeping, make_confseq, resolve_delta
 from latentbench.select._betting import BettingConfSeq, checked_weights
+from latentbench.select._bounds import EBConfSeq, FreedmanConfSeq
 from latentbench.select._estimators import dr_draw_estimates, dr_round_variance, plugin_lambda
 from latentbench.select._paired import PairedCertificate, plausible_levels
 from latentbench.select._state import Observation, ProxyState, SelectionState
@@ -753,8 +754,11 @@ class Pulse(ProxyBookkeeping):
             self._stale[arm] += f_b.sum()
         self.zbar[arm] = (self.zn[arm] * self.zbar[arm] + corr) / (self.zn[arm] + 1)
         self.zn[arm] += 1
-        draws = dr_draw_estimates(state.y_sum[arm], F, y, f_b, lam, N, n)
-        widths = (N - np.arange(Bp)) / n * (1.0 + lam)
+        draws: np.ndarray | None = None
+        widths: np.ndarray | float = 2.0
+        if isinstance(self._cs, (EBConfSeq, FreedmanConfSeq)):  # the only users of the draws
+            draws = dr_draw_estimates(state.y_sum[arm], F, y, f_b, lam, N, n)
+            widths = (N - np.arange(Bp)) / n * (1.0 + lam)
         if self.weights == "precision":
             var = float(dr_round_variance(F, F2, N, Bp, lam, n))
             if self._plain_var is not None:
