@@ -233,16 +233,6 @@ def test_experiment_on_a_matrix_the_initial_batch_exhausts(tmp_path, data):
     assert not (tmp_path / "e").exists()
 
 
-def test_demo_wrote_lines_keep_a_long_path_on_one_line(tmp_path):
-    out = tmp_path / LONG / "demo"
-    outcome = runner.invoke(app, ["demo", "--seeds", "2", "--out", str(out)])
-    assert outcome.exit_code == 0, outcome.output
-    lines = outcome.output.splitlines()
-    assert f"Wrote the HTML report {out / 'report.html'} (open it in a browser)." in lines
-    wrote = next(x for x in lines if x.startswith(f"Wrote {out}"))
-    assert f"{out / 'fit' / 'fit.json'}, " in wrote
-
-
 def test_two_tiny_runs_started_together_keep_both_designs(tmp_path, monkeypatch, data):
     # both chose ./items.csv when they started; the second wrote over the first's design
     import latentbench.select as select
