@@ -39,7 +39,7 @@ _text = st.text(
     max_size=10,
 )
 ID = st.one_of(
-    st.from_regex(r"[0-9]{1,4}", fullmatch=True),  # 007 and 7
+    st.from_regex(r"[0-9]{1,4}", fullmatch=True, alphabet="0123456789"),  # 007 and 7
     st.sampled_from(
         [
             "1e3",

@@ -20,8 +20,11 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 MAIN = "from latentbench.cli import main; main()"
 
 
-def _env(tmp_path: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(SRC), "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+def _env() -> dict[str, str]:
+    # numba's own cache folder, as every other CLI process of the suite uses: a fresh
+    # NUMBA_CACHE_DIR compiled fit's kernels anew in each run (~1.6 s), which is not what
+    # these tests check
+    return {**os.environ, "PYTHONPATH": str(SRC)}
 
 
 def _closed_write_end() -> int:
@@ -40,7 +43,7 @@ def test_output_to_a_closed_pipe_exits_141_without_a_word(tmp_path, args):
             stdout=write,
             stderr=subprocess.PIPE,
             text=True,
-            env=_env(tmp_path),
+            env=_env(),
             timeout=120,
         )
     finally:
@@ -64,7 +67,7 @@ def test_fit_piped_to_head_writes_its_files_and_exits_141(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=_env(tmp_path),
+        env=_env(),
     )
     assert process.stdout is not None and process.stderr is not None
     first = process.stdout.readline()
@@ -107,7 +110,7 @@ def test_a_broken_pipe_inside_the_command_is_an_error_not_a_quiet_141(tmp_path):
             stdout=stdout,
             stderr=subprocess.PIPE,
             text=True,
-            env=_env(tmp_path),
+            env=_env(),
             timeout=300,
         )
     assert done.returncode not in (0, CLOSED_PIPE), done.returncode
