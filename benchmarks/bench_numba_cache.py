@@ -59,9 +59,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--speed", action="store_true")
     args = parser.parse_args()
-    from latentbench.irt._kernels import _FASTMATH
+    from latentbench.irt._sparse_kernels import _FASTMATH_ORDERED
 
-    print(f"fastmath flags: {sorted(_FASTMATH)}")
+    print(f"fastmath flags of the sparse sweep kernels: {sorted(_FASTMATH_ORDERED)}")
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, NUMBA_CACHE_DIR=str(Path(tmp) / "cache"))
         runs = {}

@@ -402,3 +402,44 @@ def test_certificate_split_moves_level_from_the_lower_to_the_upper_bounds():
     assert np.array_equal(np.stack(half.interval()), np.stack(upper.interval()))
     with pytest.raises(InputError, match="certificate_split"):
         BettingConfSeq(m, n, alpha, certificate_split=1.0)
+
+
+_ONE_SIGNATURE = """
+import numpy as np
+from latentbench.select import _betting as B
+from latentbench.select._betting import BettingConfSeq
+
+rng = np.random.default_rng(0)
+for arms, lam, f_max in ((1, 0, 1), (3, 0, 1), (1, 0.5, 0.9), (3, 0.5, 0.9), (2, 1, 1)):
+    cs = BettingConfSeq(arms, 200, 0.1, certificate_levels=(0.01, 0.01) if arms == 2 else None)
+    for arm in range(arms):
+        y, f = rng.random(8).round(), rng.random(8)
+        cs.update(arm, y, f, lam, 100 * f_max, 0, f_max)
+kernels = (B._capital_pass, B._mix_and_reject, B._wager, B._batch_bets, B._alive_ends,
+           B._ends, B._mixture, B._logaddexp)
+for kernel in kernels:
+    print(kernel.__name__, len(kernel.signatures))
+"""
+
+
+def test_the_betting_kernels_compile_one_signature():
+    """A confidence sequence of one arm or several, with an int or a float proxy weight and
+    pool extremes (ints: a caller's ``0`` and ``1``), reaches every compiled kernel of the
+    betting update as one signature: one compile per fresh environment. One arm's log
+    capitals were a C-contiguous array (several arms': a strided one) and ``lam = 0`` with
+    ints made the range's lower end an int64, each a second compile of ``_wager`` (and of
+    ``_capital_pass``, ~1 s each on a cold cache). In a fresh process (with the cache of
+    this checkout, cold or warm): the kernel tests above call the kernels directly, with
+    other array layouts."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _ONE_SIGNATURE], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    counts = {name: int(n) for name, n in (line.split() for line in done.stdout.splitlines())}
+    # the kernels called from Python compile (or load) one signature; those called from
+    # compiled code are compiled with their caller, so none where it came from the cache
+    assert [counts.pop(name) for name in ("_wager", "_batch_bets", "_alive_ends")] == [1] * 3
+    assert len(counts) == 5 and max(counts.values()) <= 1, counts

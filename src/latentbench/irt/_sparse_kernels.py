@@ -18,6 +18,14 @@ from the J item parameters, which is what makes the pass run near the speed of s
 cells. The blocks are fixed by the data (equal shares of the cells), and every reduction is
 over a fixed order, so the results do not depend on the number of threads. All kernels use
 numpy's error model (no zero-division checks), which lets LLVM vectorise the per-cell work.
+
+The two sweep kernels use the fastmath flags without ``reassoc`` (:data:`_FASTMATH_ORDERED`),
+so that they give the same bits compiled in the process and loaded from numba's cache: numba
+optimizes a parallel loop's body on its own, runs that copy in the process that compiled it,
+and caches a copy linked into the kernel and optimized again, which ``reassoc`` let LLVM
+reassociate differently (docs/performance.md, "Bit-for-bit reproducibility and the numba
+cache"). Sums over cells are therefore kept out of the vectorised per-cell loop and run in
+cell order.
 """
 
 from __future__ import annotations
@@ -37,6 +45,9 @@ __all__ = [
     "solve_models",
 ]
 
+_FASTMATH_ORDERED = _FASTMATH - {"reassoc"}
+"""The fastmath flags of the sweep kernels: every flag of the package's but ``reassoc``, so that
+the kernel compiled in a process and the one loaded from the cache add in the same order."""
 _N_CHUNKS = 256  # parallel work units of the per-model solve; fixed, for load balance
 
 
@@ -148,7 +159,7 @@ def _solve_item(  # pragma: no cover - jit
     return True
 
 
-@numba.njit(parallel=True, fastmath=_FASTMATH, error_model="numpy", cache=CACHE)
+@numba.njit(parallel=True, fastmath=_FASTMATH_ORDERED, error_model="numpy", cache=CACHE)
 def column_pass(  # pragma: no cover - jit
     indptr: Any,
     rows: Any,
@@ -217,6 +228,7 @@ def column_pass(  # pragma: no cover - jit
         factors = np.empty((longest, r))
         weight = np.empty(longest)
         work = np.empty(longest)
+        cell_loss = np.empty(longest)
         G = np.empty((q, q))
         h = np.empty(q)
         w = np.empty(q)
@@ -238,20 +250,44 @@ def column_pass(  # pragma: no cover - jit
             for k in range(size):
                 x = work[k]
                 res, wt, cell = _cell_terms(y[lo + k], np.float32(x * inv_sigma), tight)
-                total += cell
+                cell_loss[k] = cell
                 wc = wt * inv_s2
                 weight[k] = wc
                 work[k] = wc * x + inv_sigma * res
-            if update:
-                # the item's problem: G = sum w a a^T + penalty, h = sum a z + target, a = [u, 1]
-                s_w = 0.0
-                s_z = 0.0
+            # the sums over the item's cells, each in cell order: no reassociation (the
+            # kernel's flags leave out 'reassoc'), so the cell pass compiled in this process
+            # and the one loaded from numba's cache give the same bits (see the module
+            # docstring). A rank-1 item's six sums in one loop (independent chains of
+            # additions run side by side)
+            s_w = 0.0
+            s_z = 0.0
+            s_wu = 0.0
+            s_uz = 0.0
+            s_uu = 0.0
+            if update and r == 1:
                 for k in range(size):
+                    um = factors[k, 0]
+                    wu = weight[k] * um
+                    total += cell_loss[k]
                     s_w += weight[k]
                     s_z += work[k]
+                    s_wu += wu
+                    s_uz += work[k] * um
+                    s_uu += wu * um
+            else:
+                for k in range(size):
+                    total += cell_loss[k]
+                    s_w += weight[k]
+                    s_z += work[k]
+            if update:
+                # the item's problem: G = sum w a a^T + penalty, h = sum a z + target, a = [u, 1]
                 G[r, r] = curvature[r, r] + s_w
                 h[r] = target[r] + s_z
-                for m in range(r):
+                if r == 1:
+                    G[1, 0] = curvature[1, 0] + s_wu
+                    h[0] = target[0] + s_uz
+                    G[0, 0] = curvature[0, 0] + s_uu
+                for m in range(r if r > 1 else 0):
                     s_wu = 0.0
                     s_uz = 0.0
                     for k in range(size):
@@ -305,7 +341,7 @@ def column_pass(  # pragma: no cover - jit
         loss[block] = total
 
 
-@numba.njit(parallel=True, fastmath=_FASTMATH, error_model="numpy", cache=CACHE)
+@numba.njit(parallel=True, fastmath=_FASTMATH_ORDERED, error_model="numpy", cache=CACHE)
 def solve_models(  # pragma: no cover - jit
     stats: Any,
     U: Any,

@@ -740,8 +740,11 @@ class BettingConfSeq:
         self._step = 1.0 / grid
         shape = (self.n_arms, grid + 1)
         rows = self.horizons.size + (self.target_weight > 0)
-        self._log_up = np.zeros((rows, *shape))
-        self._log_down = np.zeros((rows, *shape))
+        # one (rows, S) block per arm, C-contiguous whatever the number of arms, so that
+        # _wager is compiled for one signature (a (rows, 1, S) array's [:, 0] was C-contiguous
+        # and typed 'C', more arms' 'A': two compiles)
+        self._log_up = np.zeros((self.n_arms, rows, grid + 1))
+        self._log_down = np.zeros((self.n_arms, rows, grid + 1))
         self._rejected = np.zeros(shape, dtype=bool)
         self._rejected_low = np.zeros(shape, dtype=bool)  # by the up-bets alone
         self._rejected_up = np.zeros(shape, dtype=bool)  # by the down-bets alone
@@ -822,7 +825,9 @@ class BettingConfSeq:
             float(self._target_log[arm]),
             self.target_weight > 0,
         )
-        lo, hi = -lam * pool_max, 1.0 - lam * pool_min
+        # floats whatever the caller passed (an int 0 made lo an int64: a second compile of
+        # _wager and _capital_pass)
+        lo, hi = float(-lam * pool_max), float(1.0 - lam * pool_min)
         # capitals are updated from the lowest candidate alive in the interval or in the
         # certificate's lower bound to the highest alive in the interval or in its upper bound
         # (the hot path: not the whole grid); a candidate outside that range stays as it is,
@@ -837,8 +842,8 @@ class BettingConfSeq:
             # whose conditional mean leaves the range of R is impossible), then the hedged
             # interval's and the certificate's mixtures and their rejections
             _wager(
-                self._log_up[:, arm],
-                self._log_down[:, arm],
+                self._log_up[arm],
+                self._log_down[arm],
                 self._rejected[arm],
                 self._rejected_low[arm],
                 self._rejected_up[arm],
