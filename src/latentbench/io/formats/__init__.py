@@ -403,7 +403,9 @@ def read_results(
     if model is not None:
         report.notes += _one_name_notes(frames, model)
     notify(progress, "combining rows", len(files), len(files))
-    frame = finish(frames, duplicates, report, named=model is not None)
+    frame = finish(
+        frames, duplicates, report, named=model is not None, item_field=reader.item_field
+    )
     if group is not None:
         frame = _grouped(frame, group, {"metric": metric, "filter": filter})
     if not len(frame) and report.skipped_files:

@@ -478,8 +478,10 @@ def finish(
     report: LoadReport | None = None,
     *,
     named: bool = False,
+    item_field: str = "item",
 ) -> pd.DataFrame:
-    """Concatenate per-file frames and resolve repeated keys (:func:`resolve_duplicates`).
+    """Concatenate per-file frames and resolve repeated keys (:func:`resolve_duplicates`),
+    once :func:`refuse_blank_ids` has checked the ids.
 
     Parameters
     ----------
@@ -492,14 +494,40 @@ def finish(
     named : bool
         Whether every row was given one model name (``model=``), as
         :func:`resolve_duplicates` takes it.
+    item_field : str
+        The field of the files that the item ids come from, as errors name it.
     """
     frames = [f for f in frames if len(f)]
     if not frames:
         return empty_frame()
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    refuse_blank_ids(frame, item_field)
     frame = resolve_duplicates(frame, duplicates, report, named=named)
     private = [c for c in PRIVATE_COLUMNS if c in frame.columns]
     return frame.drop(columns=private).reset_index(drop=True)
+
+
+def refuse_blank_ids(frame: pd.DataFrame, item_field: str = "item") -> None:
+    """Refuse an empty item or model id, naming its first record and how many there are.
+
+    A reader keeps ids as the files give them; records whose id a tool left empty (a
+    ``Doc.id`` of ``""``, a sample id never set) would all be one item, merged as "the same
+    observation" or reported as a conflict whose suggested ``duplicates="mean"`` would
+    average different items. An id of spaces or other invisible characters is an id, kept
+    as given (the store and an Every Eval Ever export keep it); a table refuses it
+    (:mod:`._table`), where it is a cell left blank by hand.
+    """
+    for column, field_name in (("item", item_field), ("model", "model")):
+        blank = (frame[column] == "").to_numpy(dtype=bool, na_value=False)
+        if blank.any():
+            k = int(np.flatnonzero(blank)[0])
+            n = int(blank.sum())
+            others = f" (and in {n - 1:,} more rows)" if n > 1 else ""
+            raise InputError(
+                f"{location(frame.iloc[k].to_dict())}: field {field_name!r}: {column} id '' is "
+                f"empty{others}; expected an id (records with empty ids would read as one "
+                f"{column}): give each record its own id in the files"
+            )
 
 
 def _describe_key(row: Mapping[Hashable, Any]) -> str:

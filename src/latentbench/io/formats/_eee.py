@@ -431,6 +431,7 @@ def _restored_timestamp(text: str, loc: str) -> pd.Timestamp | None:
     patterns=PATTERNS,
     keep=looks_like_eee,
     nothing_found="no Every Eval Ever files found (aggregate .json or instance-level .jsonl)",
+    item_field="sample_id",
     packed=True,
 )
 def read(

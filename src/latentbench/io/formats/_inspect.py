@@ -196,6 +196,7 @@ def _value(score: Any, key: str | None, loc: str, scorer: str) -> tuple[str, Any
     "inspect",
     summary="Inspect AI logs (.eval archives, .json logs)",
     patterns=PATTERNS,
+    item_field="id",
     packed=True,
     keep=looks_like_log,
     nothing_found="no Inspect logs found (.eval archives or .json logs with an 'eval' object)",

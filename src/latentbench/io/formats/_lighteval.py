@@ -172,6 +172,7 @@ def _split(results: Path | None, task: str, report: LoadReport) -> str:
     "lighteval",
     summary="lighteval --save-details (details_*.parquet)",
     patterns=PATTERNS,
+    item_field="doc.id",
     packed=True,
 )
 def read(

@@ -82,6 +82,7 @@ def _item(abbr: object, dataset: str, key: str) -> str:
     "opencompass",
     summary="OpenCompass --dump-eval-details (results/<model>/*.json)",
     patterns=PATTERNS,
+    item_field="example_abbr",
     packed=True,
     keep=lambda path: path.parent.parent.name == "results",
     nothing_found="no OpenCompass results/<model>/<dataset>.json found",

@@ -1,0 +1,61 @@
+"""Real tool outputs damaged as they are in practice (h186's walk of ingestion): each case
+was read without a word before, into fewer items or under the wrong name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from latentbench.exceptions import InputError
+from latentbench.io.formats import read_results
+from latentbench.io.store import Store
+
+_INSPECT = Path("real/inspect/good/data_arc_qwen.json")
+_LIGHTEVAL = Path(
+    "lighteval/details/meta-llama/Llama-3.1-8B-Instruct/2025-01-30T12-34-56.123456/"
+    "details_leaderboard|arc:challenge|25_2025-01-30T12-34-56.123456.parquet"
+)
+
+
+def _lighteval_copy(formats: Path, tmp_path: Path, ids: list[str | None]) -> Path:
+    """The lighteval fixture (3 docs) with ``doc.id`` replaced, every doc scored 1."""
+    rows = pq.read_table(formats / _LIGHTEVAL).to_pylist()
+    for row, ident in zip(rows, ids, strict=True):
+        row["doc"]["id"] = ident
+        row["metric"]["acc"] = 1.0
+    folder = tmp_path / "details" / "org" / "model" / _LIGHTEVAL.parent.name
+    folder.mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(rows), folder / _LIGHTEVAL.name)
+    return tmp_path / "details"
+
+
+def test_empty_lighteval_doc_ids_are_refused_not_merged_into_one_item(formats, tmp_path):
+    # three docs with id "" (lighteval's Doc.id default) were one item, two of them
+    # dropped as "the same observation"; now refused where the first blank id is
+    details = _lighteval_copy(formats, tmp_path, ["", "", ""])
+    with pytest.raises(InputError) as caught:
+        read_results("lighteval", [details], metric="acc")
+    message = str(caught.value)
+    assert f"{_LIGHTEVAL.name}, record 0: field 'doc.id': item id '' is empty" in message
+    assert "(and in 2 more rows); expected an id" in message  # every doc, not one
+
+
+def test_an_empty_inspect_sample_id_is_refused_and_the_store_left_as_it_was(formats, tmp_path):
+    log = json.loads((formats / _INSPECT).read_text())
+    (tmp_path / "good.json").write_text(json.dumps(log))
+    log["eval"]["model"] = "other/model"
+    log["samples"][1]["id"] = ""
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "log.json").write_text(json.dumps(log))
+    with Store(tmp_path / "s.duckdb") as store:
+        store.ingest_files("inspect", [tmp_path / "good.json"])
+        before = store.long()
+        empty = r"log\.json, record 1: field 'id': item id '' is empty"
+        with pytest.raises(InputError, match=empty):
+            store.ingest_files("inspect", [tmp_path / "logs"])
+        pd.testing.assert_frame_equal(store.long(), before)
