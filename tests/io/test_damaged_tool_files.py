@@ -16,6 +16,10 @@ from latentbench.io.formats import read_results
 from latentbench.io.store import Store
 
 _INSPECT = Path("real/inspect/good/data_arc_qwen.json")
+_OPENCOMPASS = Path(
+    "opencompass/outputs/default/20240601_101010/results/internlm2-7b-hf/"
+    "ceval-computer_network.json"
+)
 _LIGHTEVAL = Path(
     "lighteval/details/meta-llama/Llama-3.1-8B-Instruct/2025-01-30T12-34-56.123456/"
     "details_leaderboard|arc:challenge|25_2025-01-30T12-34-56.123456.parquet"
@@ -59,3 +63,15 @@ def test_an_empty_inspect_sample_id_is_refused_and_the_store_left_as_it_was(form
         with pytest.raises(InputError, match=empty):
             store.ingest_files("inspect", [tmp_path / "logs"])
         pd.testing.assert_frame_equal(store.long(), before)
+
+
+def test_an_empty_opencompass_replica_list_is_counted_as_dropped(formats, tmp_path):
+    data = json.loads((formats / _OPENCOMPASS).read_text())
+    data["details"]["0"]["correct"] = []  # no replica scored: was dropped without a word
+    folder = tmp_path / "20240601_101010" / "results" / "m"
+    folder.mkdir(parents=True)
+    (folder / "ceval.json").write_text(json.dumps(data))
+    frame, report = read_results("opencompass", [tmp_path])
+    assert sorted(frame["item"]) == ["1", "2"]
+    assert report.dropped == {"correctness list empty (no replica)": 1}
+    assert report.records_read == 3
