@@ -3,6 +3,7 @@ was read without a word before, into fewer items or under the wrong name."""
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -75,3 +76,16 @@ def test_an_empty_opencompass_replica_list_is_counted_as_dropped(formats, tmp_pa
     assert sorted(frame["item"]) == ["1", "2"]
     assert report.dropped == {"correctness list empty (no replica)": 1}
     assert report.records_read == 3
+
+
+def test_inspect_samples_scored_under_two_metric_names_are_refused(formats, tmp_path):
+    log = json.loads((formats / _INSPECT).read_text())
+    mixed = copy.deepcopy(log)
+    mixed["samples"][0]["scores"]["choice"]["value"] = {"a": 1}  # the others: "I", "C"
+    (tmp_path / "log.json").write_text(json.dumps(mixed))
+    # the three rows were all labelled metric 'a', two of them read from a plain value
+    with pytest.raises(InputError) as caught:
+        read_results("inspect", [tmp_path / "log.json"])
+    message = str(caught.value)
+    assert "record 1 (samples[1]): scorer 'choice' gives a single value" in message
+    assert "record 0 (samples[0]) gives metric 'a'" in message
