@@ -89,3 +89,18 @@ def test_inspect_samples_scored_under_two_metric_names_are_refused(formats, tmp_
     message = str(caught.value)
     assert "record 1 (samples[1]): scorer 'choice' gives a single value" in message
     assert "record 0 (samples[0]) gives metric 'a'" in message
+
+
+def test_a_text_score_in_an_every_eval_ever_record_names_its_field_once(formats, tmp_path):
+    run = formats / "real/eee/data/demo-source/demo-org/demo-model"
+    aggregate = next(p for p in run.iterdir() if not p.name.endswith("_samples.jsonl"))
+    record = json.loads((run / f"{aggregate.stem}_samples.jsonl").read_text())
+    record["evaluation"]["score"] = "1.0"
+    (tmp_path / aggregate.name).write_bytes(aggregate.read_bytes())
+    (tmp_path / f"{aggregate.stem}_samples.jsonl").write_text(json.dumps(record) + "\n")
+    # was "field evaluation.'score': ... expected a number or a number"
+    with pytest.raises(InputError) as caught:
+        read_results("eee", [tmp_path])
+    assert str(caught.value).endswith(
+        "_samples.jsonl:1: field 'evaluation.score': value '1.0' has type str; expected a number"
+    )
