@@ -104,3 +104,34 @@ def test_a_text_score_in_an_every_eval_ever_record_names_its_field_once(formats,
     assert str(caught.value).endswith(
         "_samples.jsonl:1: field 'evaluation.score': value '1.0' has type str; expected a number"
     )
+
+
+def test_the_lm_eval_bridge_names_a_damaged_line_and_how_to_fix_the_file(tmp_path):
+    """Known item: one acc of 2.0 (an edited or damaged line; acc is a 0-1 metric, chosen
+    in the config) stops the whole log. The refusal stays (docs/ingest.md: a defect in any
+    file stops the read); the message named the line but only said to choose a 0-1 metric,
+    which acc already is. Nothing of the log is kept: once the line is fixed it reads whole."""
+    import numpy as np
+
+    from latentbench.select.oracles import LmEvalBridgeOracle
+
+    out = tmp_path / "out" / "m-a"
+    out.mkdir(parents=True)
+    meta = {"config": {"model": "x", "model_args": "pretrained=m-a"}, "lm_eval_version": "f"}
+    (out / "results_2026-01-01T00-00-00.000000.json").write_text(json.dumps(meta))
+    rows = [{"doc_id": k, "filter": "none", "metrics": ["acc"], "acc": [1.0, 2.0, 0.0][k]}
+            for k in range(3)]  # fmt: skip
+    log = out / "samples_t_2026-01-01T00-00-00.000000.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    bridge = LmEvalBridgeOracle(
+        ["a"], ["m-a"], ["0", "1", "2"], "t", tmp_path / "out", tmp_path / "plans", metric="acc"
+    )
+    with pytest.raises(InputError) as caught:
+        list(bridge.evaluate_cells(0, np.array([0, 1, 2])))
+    said = str(caught.value)
+    assert f"{log}:2: field 'acc': value 2.0 is outside [0, 1]" in said, said
+    assert f"correct line 2 of {log}" in said, said
+    assert "move the file out of" in said, said
+    rows[1]["acc"] = 0.0
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert bridge._logged() == {("m-a", "0"): 1.0, ("m-a", "1"): 0.0, ("m-a", "2"): 0.0}
