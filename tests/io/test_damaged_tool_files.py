@@ -135,3 +135,15 @@ def test_the_lm_eval_bridge_names_a_damaged_line_and_how_to_fix_the_file(tmp_pat
     rows[1]["acc"] = 0.0
     log.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert bridge._logged() == {("m-a", "0"): 1.0, ("m-a", "1"): 0.0, ("m-a", "2"): 0.0}
+
+
+def test_a_command_line_task_choice_given_to_python_says_to_pass_a_mapping(formats):
+    # the CLI's `--filter gsm8k=strict-match`, copied into read_results, was refused as an
+    # unknown filter 'gsm8k=strict-match' listing 'strict-match' among those available
+    with pytest.raises(InputError) as caught:
+        read_results(
+            "lm-eval", formats / "lm-eval/v0.4.9", metric="acc", filter="gsm8k=strict-match"
+        )
+    said = str(caught.value)
+    assert "unknown filter 'gsm8k=strict-match' for 'gsm8k'" in said
+    assert "expected a name, or TASK=NAME as a mapping: filter={'gsm8k': 'strict-match'}" in said

@@ -286,9 +286,17 @@ def resolve(
             # taken; read_results raises if no benchmark at all offers the name (a typo)
             return names[0], "only"
         if wanted not in names:
+            task, eq, name = wanted.partition("=")
+            # the command line's TASK=NAME given to Python as one string
+            hint = (
+                f"; expected a name, or TASK=NAME as a mapping: "
+                f"{flag.removeprefix('--')}={{{task!r}: {name!r}}}"
+                if isinstance(choice, str) and eq and name in names
+                else ""
+            )
             raise InputError(
                 f"{loc}: unknown {kind} {wanted!r} for {benchmark!r}; available: "
-                f"{', '.join(names) if names else '(none)'}"
+                f"{', '.join(names) if names else '(none)'}{hint}"
             )
         return wanted, "given"
     if default is not None and default in names:
