@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.io.formats import read_results
 from latentbench.io.store import Store
 
@@ -147,3 +147,28 @@ def test_a_command_line_task_choice_given_to_python_says_to_pass_a_mapping(forma
     said = str(caught.value)
     assert "unknown filter 'gsm8k=strict-match' for 'gsm8k'" in said
     assert "expected a name, or TASK=NAME as a mapping: filter={'gsm8k': 'strict-match'}" in said
+
+
+def test_latest_among_runs_without_a_run_time_says_which_file_won(formats, tmp_path):
+    """A HELM run done again into suite v10 after v9 (HELM writes no run time): with
+    --duplicates latest the file read last won, and a folder's files are read in path
+    order, so v9 ('v10' < 'v9') won, reported as "replaced by a later run" and no more."""
+    run = formats / "helm/benchmark_output/runs/v1/boolq:model=openai_gpt2"
+    for suite in ("v9", "v10"):
+        (tmp_path / suite / run.name).mkdir(parents=True)
+        for file in run.iterdir():
+            (tmp_path / suite / run.name / file.name).write_bytes(file.read_bytes())
+    stats = tmp_path / "v10" / run.name / "per_instance_stats.json"
+    rows = json.loads(stats.read_text())
+    rows[0]["stats"][0]["mean"] = 1 - rows[0]["stats"][0]["mean"]
+    stats.write_text(json.dumps(rows))
+    with pytest.warns(DataWarning) as caught:
+        frame, report = read_results("helm", tmp_path, metric="exact_match", duplicates="latest")
+    assert frame.loc[frame["item"].eq("id10") & frame["trial"].eq(0), "score"].tolist() == [1.0]
+    note = next(n for n in report.notes if "no run time" in n)
+    winner, loser = (
+        str(tmp_path / s / run.name / "per_instance_stats.json") for s in ("v9", "v10")
+    )
+    assert "1 conflicting key has no run time that tells its rows apart" in note, note
+    assert f"{winner}, record 0 over {loser}, record 0" in note, note
+    assert any(note in str(w.message) for w in caught)

@@ -631,6 +631,8 @@ def resolve_duplicates(
             ["run_timestamp", "_order"], kind="stable", na_position="first"
         )
         latest = ordered.drop_duplicates(keys, keep="last").index
+        if report is not None:
+            _note_untimed_latest(bad, latest, keys, report)
         frame = frame.loc[frame.index.isin(latest)]
         if report is not None:
             n_keys = bad.groupby(keys, sort=False).ngroups
@@ -653,6 +655,40 @@ def resolve_duplicates(
         )
         report.flag("mean of conflicting values (--duplicates mean)", len(merged))
     return frame
+
+
+def _note_untimed_latest(
+    bad: pd.DataFrame,
+    latest: pd.Index,
+    keys: list[str],
+    report: LoadReport,
+) -> None:
+    """Say in ``report`` where ``duplicates="latest"`` chose by reading order: conflicting
+    rows whose run times do not tell them apart (none recorded, as in HELM files, or one
+    time twice), where the row read last won (a folder's files in path order, so suite
+    ``v9`` after ``v10``)."""
+    stamps = bad["run_timestamp"].astype("datetime64[us]").to_numpy().view(np.int64)  # NaT: min
+    top = (
+        pd.Series(stamps, index=bad.index)
+        .groupby([bad[k] for k in keys], sort=False, dropna=False)
+        .transform("max")
+    )
+    at_top = bad.loc[stamps == top.to_numpy()]
+    tied = at_top.loc[at_top.duplicated(keys, keep=False)]
+    if tied.empty:
+        return
+    n_keys = int(tied.drop_duplicates(keys).shape[0])
+    won = tied.loc[tied.index.isin(latest)].iloc[0]
+    lost = tied.loc[
+        (tied[keys] == won[keys]).all(axis=1).to_numpy() & ~tied.index.isin(latest)
+    ].iloc[0]
+    report.notes.append(
+        f"duplicates='latest': {n_keys:,} conflicting key{' has' if n_keys == 1 else 's have'} "
+        f"no run time that tells {'its' if n_keys == 1 else 'their'} rows apart; the row read "
+        f"last won (files in the order given, a folder's in path order), e.g. "
+        f"{location(won.to_dict())} over {location(lost.to_dict())}: give the later run's "
+        "files alone, or after the others, to keep its scores"
+    )
 
 
 # ---------------------------------------------------------------------------------- files
