@@ -172,3 +172,28 @@ def test_latest_among_runs_without_a_run_time_says_which_file_won(formats, tmp_p
     assert "1 conflicting key has no run time that tells its rows apart" in note, note
     assert f"{winner}, record 0 over {loser}, record 0" in note, note
     assert any(note in str(w.message) for w in caught)
+
+
+def test_a_link_to_nothing_in_a_results_folder_is_said_not_passed_over(formats, tmp_path):
+    """A results folder copied with its symbolic links (cp -r, rsync without -L; a hub
+    cache whose blobs were removed): a link whose target is gone matched no file, and that
+    model's results were left out without a word."""
+    run = formats / "lm-eval/v0.4.9/EleutherAI__pythia-160m"
+    (tmp_path / "a").mkdir()
+    for file in run.iterdir():
+        (tmp_path / "a" / file.name).write_bytes(file.read_bytes())
+    (tmp_path / "b").mkdir()
+    gone = tmp_path / "elsewhere" / "blob"
+    link = tmp_path / "b" / "samples_arc_easy_2024-05-01T12-30-45.123456.jsonl"
+    link.symlink_to(gone)
+    _, report = read_results("lm-eval", tmp_path, metric="acc", filter={"gsm8k": "strict-match"})
+    assert report.skipped_files == [
+        {
+            "file": str(link),
+            "reason": f"a symbolic link to {gone}, which does not exist: not read (copy the "
+            "folder with the files its links point to, e.g. cp -rL)",
+        }
+    ]
+    with pytest.raises(InputError) as caught:  # only the link: said with the error
+        read_results("lm-eval", tmp_path / "b")
+    assert f"{link} is a symbolic link to {gone}, which does not exist" in str(caught.value)
