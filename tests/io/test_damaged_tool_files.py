@@ -197,3 +197,19 @@ def test_a_link_to_nothing_in_a_results_folder_is_said_not_passed_over(formats, 
     with pytest.raises(InputError) as caught:  # only the link: said with the error
         read_results("lm-eval", tmp_path / "b")
     assert f"{link} is a symbolic link to {gone}, which does not exist" in str(caught.value)
+
+
+def test_a_json_result_file_cut_short_says_so(formats, tmp_path):
+    # a HELM run killed while writing per_instance_stats.json: the error gave the parser's
+    # complaint and column only ("Expecting property name enclosed in double quotes")
+    run = formats / "helm/benchmark_output/runs/v1/boolq:model=openai_gpt2"
+    (tmp_path / run.name).mkdir()
+    text = (run / "per_instance_stats.json").read_text()
+    (tmp_path / run.name / "per_instance_stats.json").write_text(text[: len(text) // 2])
+    (tmp_path / run.name / "run_spec.json").write_text((run / "run_spec.json").read_text())
+    with pytest.raises(InputError) as caught:
+        read_results("helm", tmp_path, metric="exact_match")
+    assert str(caught.value).endswith(
+        "; the file ends mid-document: it seems cut short (a run killed while writing it, a "
+        "copy that stopped); expected a whole JSON file: write or copy it again"
+    ), caught.value

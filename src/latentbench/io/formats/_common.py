@@ -799,7 +799,13 @@ def load_json(path: Path) -> Any:
                 f"{path}: the file is empty{' (0 bytes)' if not text else ''}; expected a JSON "
                 "file (a copy or download that stopped? copy it again)"
             )
-        return parse_json(text, str(path))
+        cut = (
+            "the file ends mid-document: it seems cut short (a run killed while writing it, a "
+            "copy that stopped); expected a whole JSON file: write or copy it again"
+            if text.rstrip()[-1:] not in ("}", "]")  # a JSON file of results ends so
+            else ""
+        )
+        return parse_json(text, str(path), hint=cut)
     except UnicodeDecodeError as exc:
         raise InputError(
             f"{path}: not UTF-8 text ({exc.reason}){encoding_hint(path)}; expected a JSON file"
