@@ -213,3 +213,18 @@ def test_a_json_result_file_cut_short_says_so(formats, tmp_path):
         "; the file ends mid-document: it seems cut short (a run killed while writing it, a "
         "copy that stopped); expected a whole JSON file: write or copy it again"
     ), caught.value
+
+
+def test_lighteval_rows_with_and_without_a_doc_id_are_refused(formats, tmp_path):
+    # a null doc.id among ids took the row's position as its item: row 1 became item '1',
+    # which is another doc's id in lighteval >= 0.11 (the row index in the split)
+    details = _lighteval_copy(formats, tmp_path, ["7", None, "9"])
+    with pytest.raises(InputError) as caught:
+        read_results("lighteval", [details], metric="acc")
+    assert f"{_LIGHTEVAL.name}, record 1: field 'doc.id' is null in 1 of 3 rows" in str(
+        caught.value
+    )
+    frame, _ = read_results(
+        "lighteval", [_lighteval_copy(formats, tmp_path / "none", [None] * 3)], metric="acc"
+    )
+    assert list(frame["item"]) == ["0", "1", "2"]  # no id at all: row positions, as documented
