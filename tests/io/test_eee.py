@@ -100,7 +100,7 @@ def test_multi_turn_and_agentic_records(tmp_path, kind):
 def test_validation_names_the_field():
     record = _demo_record()
     del record["evaluation"]["is_correct"]
-    with pytest.raises(InputError, match=r"here: field evaluation\.'is_correct' is missing"):
+    with pytest.raises(InputError, match=r"here: field 'evaluation\.is_correct' is missing"):
         validate_instance(record, "here")
     aggregate = json.loads(next(DEMO.glob("*-*[0-9a-f].json")).read_text())
     validate_aggregate(aggregate, "agg")

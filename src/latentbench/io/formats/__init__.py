@@ -199,6 +199,43 @@ def _packed_in_folders(
     return list(found.items())
 
 
+def _links_to_nothing(listed: list[str | Path], patterns: tuple[str, ...]) -> list[Path]:
+    """Symbolic links under the folders of ``listed`` whose target does not exist and whose
+    name a reader's pattern (or that name compressed) matches, or that may be a folder (no
+    suffix): a results folder copied with its links (``cp -r``, ``rsync`` without ``-L``), a
+    hub cache whose blobs were removed. The file search passes over them, so each is said."""
+    import fnmatch
+
+    names = [p.rpartition("/")[2] + suffix for p in patterns for suffix in ("", *_PACKED_SUFFIXES)]
+    found: list[Path] = []
+    for raw in listed:
+        folder = Path(raw)
+        if not folder.is_dir():
+            continue
+        seen: set[str] = set()
+        for root, dirs, files in os.walk(folder, followlinks=True):
+            real = os.path.realpath(root)
+            if real in seen:  # a link back up
+                dirs[:] = []
+                continue
+            seen.add(real)
+            dirs.sort()
+            for name in sorted(files):  # a link to nothing is listed among the files
+                path = Path(root) / name
+                if not (path.is_symlink() and not path.exists()):
+                    continue
+                if "." not in name or any(fnmatch.fnmatch(name, n) for n in names):
+                    found.append(path)
+    return found
+
+
+def _link_note(path: Path) -> str:
+    return (
+        f"a symbolic link to {os.readlink(path)}, which does not exist: not read (copy the "
+        "folder with the files its links point to, e.g. cp -rL)"
+    )
+
+
 def _archives_in(listed: list[str | Path]) -> list[tuple[Path, str]]:
     """Archives at the top of the folders of ``listed`` (``results.zip``, ``run.tar.gz``): a
     results folder packed whole, said when nothing else is found there."""
@@ -367,6 +404,7 @@ def read_results(
     listed = _path_list(paths)
     _refuse_packed(listed, source, reader.packed)
     packed = _packed_in_folders(listed, reader.patterns, reader.packed)
+    dangling = _links_to_nothing(listed, reader.patterns)
     try:
         found = expand(listed, reader.search, shown=reader.patterns)
         files = reader.select(found, [Path(p) for p in listed])
@@ -379,10 +417,17 @@ def read_results(
                 f"; {len(packed)} compressed file(s) there are not read: "
                 f"{packed_advice(path, kind, f'{source} files')}"
             )
+        if dangling:
+            also += (
+                f"; {len(dangling)} symbolic link(s) there point to nothing: "
+                f"{dangling[0]} is {_link_note(dangling[0])}"
+            )
         raise InputError(f"{exc}{also}") from None
     report = LoadReport(source=source, files=[str(f) for f in files])
     for path, kind in packed:  # a gzipped samples file beside the others: said, never dropped
         report.skip_file(path, packed_note(kind))
+    for path in dangling:  # a model's run linked in from a folder that is not there
+        report.skip_file(path, _link_note(path))
     frames = []
     for done, file in enumerate(files):
         notify(progress, "reading files", done, len(files))
@@ -403,7 +448,9 @@ def read_results(
     if model is not None:
         report.notes += _one_name_notes(frames, model)
     notify(progress, "combining rows", len(files), len(files))
-    frame = finish(frames, duplicates, report, named=model is not None)
+    frame = finish(
+        frames, duplicates, report, named=model is not None, item_field=reader.item_field
+    )
     if group is not None:
         frame = _grouped(frame, group, {"metric": metric, "filter": filter})
     if not len(frame) and report.skipped_files:

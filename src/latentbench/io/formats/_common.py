@@ -286,9 +286,17 @@ def resolve(
             # taken; read_results raises if no benchmark at all offers the name (a typo)
             return names[0], "only"
         if wanted not in names:
+            task, eq, name = wanted.partition("=")
+            # the command line's TASK=NAME given to Python as one string
+            hint = (
+                f"; expected a name, or TASK=NAME as a mapping: "
+                f"{flag.removeprefix('--')}={{{task!r}: {name!r}}}"
+                if isinstance(choice, str) and eq and name in names
+                else ""
+            )
             raise InputError(
                 f"{loc}: unknown {kind} {wanted!r} for {benchmark!r}; available: "
-                f"{', '.join(names) if names else '(none)'}"
+                f"{', '.join(names) if names else '(none)'}{hint}"
             )
         return wanted, "given"
     if default is not None and default in names:
@@ -478,8 +486,10 @@ def finish(
     report: LoadReport | None = None,
     *,
     named: bool = False,
+    item_field: str = "item",
 ) -> pd.DataFrame:
-    """Concatenate per-file frames and resolve repeated keys (:func:`resolve_duplicates`).
+    """Concatenate per-file frames and resolve repeated keys (:func:`resolve_duplicates`),
+    once :func:`refuse_blank_ids` has checked the ids.
 
     Parameters
     ----------
@@ -492,14 +502,40 @@ def finish(
     named : bool
         Whether every row was given one model name (``model=``), as
         :func:`resolve_duplicates` takes it.
+    item_field : str
+        The field of the files that the item ids come from, as errors name it.
     """
     frames = [f for f in frames if len(f)]
     if not frames:
         return empty_frame()
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    refuse_blank_ids(frame, item_field)
     frame = resolve_duplicates(frame, duplicates, report, named=named)
     private = [c for c in PRIVATE_COLUMNS if c in frame.columns]
     return frame.drop(columns=private).reset_index(drop=True)
+
+
+def refuse_blank_ids(frame: pd.DataFrame, item_field: str = "item") -> None:
+    """Refuse an empty item or model id, naming its first record and how many there are.
+
+    A reader keeps ids as the files give them; records whose id a tool left empty (a
+    ``Doc.id`` of ``""``, a sample id never set) would all be one item, merged as "the same
+    observation" or reported as a conflict whose suggested ``duplicates="mean"`` would
+    average different items. An id of spaces or other invisible characters is an id, kept
+    as given (the store and an Every Eval Ever export keep it); a table refuses it
+    (:mod:`._table`), where it is a cell left blank by hand.
+    """
+    for column, field_name in (("item", item_field), ("model", "model")):
+        blank = (frame[column] == "").to_numpy(dtype=bool, na_value=False)
+        if blank.any():
+            k = int(np.flatnonzero(blank)[0])
+            n = int(blank.sum())
+            others = f" (and in {n - 1:,} more rows)" if n > 1 else ""
+            raise InputError(
+                f"{location(frame.iloc[k].to_dict())}: field {field_name!r}: {column} id '' is "
+                f"empty{others}; expected an id (records with empty ids would read as one "
+                f"{column}): give each record its own id in the files"
+            )
 
 
 def _describe_key(row: Mapping[Hashable, Any]) -> str:
@@ -595,6 +631,8 @@ def resolve_duplicates(
             ["run_timestamp", "_order"], kind="stable", na_position="first"
         )
         latest = ordered.drop_duplicates(keys, keep="last").index
+        if report is not None:
+            _note_untimed_latest(bad, latest, keys, report)
         frame = frame.loc[frame.index.isin(latest)]
         if report is not None:
             n_keys = bad.groupby(keys, sort=False).ngroups
@@ -617,6 +655,40 @@ def resolve_duplicates(
         )
         report.flag("mean of conflicting values (--duplicates mean)", len(merged))
     return frame
+
+
+def _note_untimed_latest(
+    bad: pd.DataFrame,
+    latest: pd.Index,
+    keys: list[str],
+    report: LoadReport,
+) -> None:
+    """Say in ``report`` where ``duplicates="latest"`` chose by reading order: conflicting
+    rows whose run times do not tell them apart (none recorded, as in HELM files, or one
+    time twice), where the row read last won (a folder's files in path order, so suite
+    ``v9`` after ``v10``)."""
+    stamps = bad["run_timestamp"].astype("datetime64[us]").to_numpy().view(np.int64)  # NaT: min
+    top = (
+        pd.Series(stamps, index=bad.index)
+        .groupby([bad[k] for k in keys], sort=False, dropna=False)
+        .transform("max")
+    )
+    at_top = bad.loc[stamps == top.to_numpy()]
+    tied = at_top.loc[at_top.duplicated(keys, keep=False)]
+    if tied.empty:
+        return
+    n_keys = int(tied.drop_duplicates(keys).shape[0])
+    won = tied.loc[tied.index.isin(latest)].iloc[0]
+    lost = tied.loc[
+        (tied[keys] == won[keys]).all(axis=1).to_numpy() & ~tied.index.isin(latest)
+    ].iloc[0]
+    report.notes.append(
+        f"duplicates='latest': {n_keys:,} conflicting key{' has' if n_keys == 1 else 's have'} "
+        f"no run time that tells {'its' if n_keys == 1 else 'their'} rows apart; the row read "
+        f"last won (files in the order given, a folder's in path order), e.g. "
+        f"{location(won.to_dict())} over {location(lost.to_dict())}: give the later run's "
+        "files alone, or after the others, to keep its scores"
+    )
 
 
 # ---------------------------------------------------------------------------------- files
@@ -727,7 +799,13 @@ def load_json(path: Path) -> Any:
                 f"{path}: the file is empty{' (0 bytes)' if not text else ''}; expected a JSON "
                 "file (a copy or download that stopped? copy it again)"
             )
-        return parse_json(text, str(path))
+        cut = (
+            "the file ends mid-document: it seems cut short (a run killed while writing it, a "
+            "copy that stopped); expected a whole JSON file: write or copy it again"
+            if text.rstrip()[-1:] not in ("}", "]")  # a JSON file of results ends so
+            else ""
+        )
+        return parse_json(text, str(path), hint=cut)
     except UnicodeDecodeError as exc:
         raise InputError(
             f"{path}: not UTF-8 text ({exc.reason}){encoding_hint(path)}; expected a JSON file"

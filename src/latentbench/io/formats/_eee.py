@@ -109,12 +109,12 @@ _SAMPLES_PATH = re.compile(
 def _need(obj: Any, key: str, kind: type | tuple[type, ...], loc: str, what: str) -> Any:
     if not isinstance(obj, dict) or key not in obj:
         raise InputError(
-            f"{loc}: field {what}{key!r} is missing; expected an EEE {SCHEMA_VERSION} record"
+            f"{loc}: field {what + key!r} is missing; expected an EEE {SCHEMA_VERSION} record"
         )
     value = obj[key]
     if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
         raise InputError(
-            f"{loc}: field {what}{key!r}: value {_short(value)} has type "
+            f"{loc}: field {what + key!r}: value {_short(value)} has type "
             f"{type(value).__name__}; expected {_kind_name(kind)}"
         )
     return value
@@ -126,7 +126,8 @@ def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:
     names = {str: "a string", list: "a list", dict: "an object", bool: "a boolean"}
-    return " or ".join(names.get(k, "a number") for k in _as_tuple(kind))
+    # (int, float) is one kind: "a number", said once
+    return " or ".join(dict.fromkeys(names.get(k, "a number") for k in _as_tuple(kind)))
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -431,6 +432,7 @@ def _restored_timestamp(text: str, loc: str) -> pd.Timestamp | None:
     patterns=PATTERNS,
     keep=looks_like_eee,
     nothing_found="no Every Eval Ever files found (aggregate .json or instance-level .jsonl)",
+    item_field="sample_id",
     packed=True,
 )
 def read(

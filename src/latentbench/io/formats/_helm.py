@@ -196,6 +196,7 @@ def _entries(path: Path) -> tuple[list[dict[str, Any]], bool]:
     "helm",
     summary="HELM run folders (per_instance_stats.json, display_predictions.json)",
     patterns=PATTERNS,
+    item_field="instance_id",
     packed=True,
 )
 def read(

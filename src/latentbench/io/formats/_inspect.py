@@ -196,6 +196,7 @@ def _value(score: Any, key: str | None, loc: str, scorer: str) -> tuple[str, Any
     "inspect",
     summary="Inspect AI logs (.eval archives, .json logs)",
     patterns=PATTERNS,
+    item_field="id",
     packed=True,
     keep=looks_like_log,
     nothing_found="no Inspect logs found (.eval archives or .json logs with an 'eval' object)",
@@ -232,6 +233,7 @@ def read(
     report.choose(name, "filter", chosen, how)
     key = requested(metric, name)
     metric_name: str | None = None
+    first_loc = ""
     for index, (loc, member, sample) in enumerate(samples):
         got = _read_sample(
             out,
@@ -244,7 +246,17 @@ def read(
             key=key,
             errored=errored,
         )
-        metric_name = metric_name or got
+        if got is not None and metric_name is not None and got != metric_name:
+            # one scorer giving a dict {KEY: v} here and a plain value (or another key)
+            # there: the rows would all carry the first sample's metric name
+            single = "a single value" if got == "value" else f"metric {got!r}"
+            raise InputError(
+                f"{loc}: scorer {chosen!r} gives {single}, where {first_loc} gives metric "
+                f"{metric_name!r}; expected one metric for every sample of a scorer (choose "
+                "one with metric=KEY when every sample gives a dict)"
+            )
+        if metric_name is None and got is not None:
+            metric_name, first_loc = got, loc
     final = metric_name or key or "value"
     report.choose(name, "metric", final, "given" if key else "only")
     out.metric = [final] * len(out)

@@ -172,6 +172,7 @@ def _split(results: Path | None, task: str, report: LoadReport) -> str:
     "lighteval",
     summary="lighteval --save-details (details_*.parquet)",
     patterns=PATTERNS,
+    item_field="doc.id",
     packed=True,
 )
 def read(
@@ -256,7 +257,16 @@ def _item_ids(
     if layout == "struct" and doc_col is not None:
         doc_type = table.schema.field(doc_col).type
         if hasattr(doc_type, "names") and "id" in doc_type.names:
-            ids = table.column(doc_col).combine_chunks().field("id").to_pylist()
+            column = table.column(doc_col).combine_chunks().field("id")
+            n_null, n = column.null_count, len(column)
+            if n_null and n_null < n:  # a position would be another doc's id (its row index)
+                first = int(column.is_null().to_numpy(zero_copy_only=False).argmax())
+                raise InputError(
+                    f"{where(path, record=first)}: field 'doc.id' is null in {n_null:,} of "
+                    f"{n:,} rows; expected an id in every row (or in none, when the rows are "
+                    "items by position)"
+                )
+            ids = column.to_pylist() if n_null < n else None  # none at all: by position
     elif layout == "flat" and "example" in columns:
         ids = _query_ids(table.column("example").to_pylist())
     elif layout == "flat":

@@ -632,6 +632,7 @@ def _add_rows(
     summary="lm-evaluation-harness --log_samples (samples_*.jsonl)",
     patterns=PATTERNS,
     keep=lambda path: not path.name.startswith("results"),
+    item_field="doc_id",
     packed=True,
 )
 def read(

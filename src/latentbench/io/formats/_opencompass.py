@@ -82,6 +82,7 @@ def _item(abbr: object, dataset: str, key: str) -> str:
     "opencompass",
     summary="OpenCompass --dump-eval-details (results/<model>/*.json)",
     patterns=PATTERNS,
+    item_field="example_abbr",
     packed=True,
     keep=lambda path: path.parent.parent.name == "results",
     nothing_found="no OpenCompass results/<model>/<dataset>.json found",
@@ -203,6 +204,10 @@ def _add_entry(
     item = _item(entry.get("example_abbr"), unpacked_path(path).stem, key)
     value = entry[chosen]
     replicas = value if isinstance(value, list) else [value]
+    if not replicas:  # no replica scored: said, as a missing field is
+        report.records_read += 1
+        report.drop("correctness list empty (no replica)")
+        return
     report.records_read += len(replicas)
     for trial, replica in enumerate(replicas):
         score = coerce_score(

@@ -75,6 +75,8 @@ class Reader:
         under a directory by its pattern's name plus ``.gz``, ``.bz2``, ``.xz`` or ``.zst``,
         read through :func:`~latentbench.io._arrival.open_unpacked`); the other readers'
         compressed files are refused or listed as skipped, saying how to decompress them.
+    item_field : str
+        The field of the tool's files that gives the item id (``doc_id``), as errors name it.
     """
 
     name: str
@@ -85,6 +87,7 @@ class Reader:
     nothing_found: str | None = None
     names_choices: bool = True
     packed: bool = False
+    item_field: str = "item"
     options: Mapping[str, Option] = field(default_factory=dict)
     arguments: frozenset[str] = frozenset()
 
@@ -183,6 +186,7 @@ def reader(
     nothing_found: str | None = None,
     names_choices: bool = True,
     packed: bool = False,
+    item_field: str = "item",
 ) -> Callable[[_F], _F]:
     """Register a module's ``read`` function as the reader of source ``name``.
 
@@ -218,6 +222,7 @@ def reader(
             nothing_found=nothing_found,
             names_choices=names_choices,
             packed=packed,
+            item_field=item_field,
             options=options,
             arguments=frozenset(arguments),
         )

@@ -196,10 +196,20 @@ class LmEvalBridgeOracle:
                     said, out, _ = str(exc).partition(" is outside [0, 1]")
                     if not out:
                         raise
+                    # one damaged or edited line of a 0-1 metric's log stops the read too:
+                    # say how to fix that file, not only to choose another metric
+                    place = re.match(r"(?s)(.*):(\d+): field ", said)
+                    fix = (
+                        f"; where the metric is a 0-1 one and the line was damaged or edited, "
+                        f"correct line {place.group(2)} of {place.group(1)} or move the file out "
+                        f"of {self.samples_dir} (its docs are then asked of the harness again)"
+                        if place
+                        else ""
+                    )
                     raise InputError(
                         f"{said} is outside [0, 1]; expected a score in [0, 1]: choose a 0-1 "
                         "metric (acc, exact_match, ...) with [oracle] metric = 'NAME' in the "
-                        "run's config (metric= of LmEvalBridgeOracle)"
+                        f"run's config (metric= of LmEvalBridgeOracle){fix}"
                     ) from None
             frame = frame[frame["benchmark"] == (self.group or self.task)]
             rows: dict[Path, list[tuple[str, str, float, float]]] = {q: [] for q in fresh}
