@@ -103,3 +103,24 @@ def test_a_significant_lower_edge_is_extended_downwards():
         sel = TwoPL().fit(matrix).prior_selection
     assert sel.grid[0] == 0.125 and sel.extended[0] == 0.125 and sel.a_sd <= 0.25
     assert len(sel.grid) == len(sel.heldout_log_loss) == 4 + len(sel.extended)
+
+
+def test_the_warning_names_the_edge_it_extended_past_after_several_steps():
+    """Extended past the upper edge three times (4, 8, 16), the warning said "still fell at
+    the lowest a_sd": it compared the first added value with the grid's new top, 16. A fake
+    held-out loss that keeps falling with a_sd, in both directions, on a constant per-cell
+    advantage (z infinite): the grid is extended three steps and the warning names that edge."""
+    from latentbench.irt._priors import _extend_at_edge
+
+    for sign, edge, said, added in ((-1, "upper", "highest", [4, 8, 16]),
+                                     (1, "lower", "lowest", [0.125, 0.0625, 0.03125])):  # fmt: skip
+        grid = [0.25, 0.5, 1.0, 2.0]
+        cells = [np.full(20, sign * v) for v in grid]
+        losses = [float(c.mean()) for c in cells]
+
+        def held_out(v: float, sign: int = sign) -> tuple[float, np.ndarray]:
+            return sign * v, np.full(20, sign * v)
+
+        with pytest.warns(DataWarning, match=rf"still fell at the {said} a_sd of the grid"):
+            got_edge, z, extended = _extend_at_edge(grid, losses, cells, held_out)
+        assert (got_edge, extended) == (edge, added) and z == float("inf")

@@ -307,6 +307,18 @@ def _limited(table):
     return wrapped
 
 
+def test_selection_findings_name_a_store_history_in_words(selection_run):
+    """A replay of a store benchmark records its history's input_store (store, benchmark,
+    metric, ...); the findings printed it as Python's dict repr ("input_store: {'store': ...")."""
+    data = json.loads(selection_run.to_json())
+    store = {"store": "/data/s.duckdb", "benchmark": "bfcl", "metric": "score"}
+    data["params"] = {"n_items": 300, "history": {"history models": 6, "input_store": store}}
+    findings = build_report(selection=data).split('id="selection-summary"')[1]
+    findings = findings.split("</section>")[0]
+    said = "input_store: (store /data/s.duckdb, benchmark bfcl, metric score)"
+    assert said in findings and "{" not in findings.split("History (learns")[1]
+
+
 def test_selection_findings(selection_run):
     data = json.loads(selection_run.to_json())
     data["params"] = {"n_items": 300, "history": {"split": "random", "history models": 6}}

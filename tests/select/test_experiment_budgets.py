@@ -212,6 +212,24 @@ def test_report_refuses_incomplete_or_hand_edited_experiment_directories(tmp_pat
         report_from(tmp_path / "ok")
 
 
+def test_a_bad_number_in_curves_csv_is_named_as_written(tmp_path):
+    """An accuracy of 1.5 was named 'value np.float64(1.5)' (numpy's repr), an empty cell
+    'value nan'."""
+    from latentbench.exceptions import InputError
+    from latentbench.report import report_from
+
+    res, _ = _experiment({"pulse": PULSE, "ucbe": UCBE_LATE})
+    res.save(tmp_path / "ok")
+    curves = tmp_path / "ok" / "curves.csv"
+    lines = curves.read_text().splitlines()
+    for cell, said in (("1.5", "value 1.5; expected a share"), ("", "an empty cell; expected")):
+        edited = [*lines[:3], ",".join([*lines[3].split(",")[:3], cell, "0.1"]), *lines[4:]]
+        curves.write_text("\n".join(edited) + "\n")
+        with pytest.raises(InputError, match=r"column 'accuracy', line 4: ") as caught:
+            report_from(tmp_path / "ok")
+        assert said in str(caught.value) and "np." not in str(caught.value)
+
+
 def test_an_old_summary_gets_its_budgets_again_from_the_curves(tmp_path):
     # (review) a summary.json written before the budgets were the crossing of all the seeds'
     # curve held the mean over the resamples that reached 95 %: a number even where the curve

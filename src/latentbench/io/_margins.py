@@ -4,10 +4,11 @@ Accuracies, the fit's start and the priors' item moments all need the same four 
 NumPy pass per vector (masked copies, float64 casts) costs a single-threaded sweep of the
 matrix each, which at leaderboard sizes outweighs the fit itself on a GPU (8,000 x 40,000:
 about 7 s of a 10.7 s fit, ``benchmarks/RESULTS_device.md``). :func:`dense_margins` gets all
-four in one parallel pass: rows split in blocks over the threads, each block with its own
-column accumulators, summed at the end. Below :data:`KERNEL_MIN_CELLS` cells it uses NumPy
-instead (the same sums, no kernel compiled for a small first fit: the demo, a new user's
-first matrix).
+four in one parallel pass: rows split in :data:`BLOCKS` blocks shared by the threads, each
+block with its own column accumulators, summed at the end in block order (a fixed count, not
+the thread count, so that the sums are the same on any number of threads). Below
+:data:`KERNEL_MIN_CELLS` cells it uses NumPy instead (the same sums, no kernel compiled for a
+small first fit: the demo, a new user's first matrix).
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ import numpy.typing as npt
 from latentbench._numba_cache import CACHE
 
 __all__ = ["KERNEL_MIN_CELLS", "Margins", "dense_margins"]
+
+BLOCKS = 32
+"""Row blocks of the parallel kernel. It was four per thread: a column's float sum then
+depended on the thread count (a column of one 1 and 2^-53s: ``1 + 3.5 * 2^-49`` on 2
+threads, ``1 + 3 * 2^-49`` on 1). 32 keeps 16 threads busy (the column accumulators cost
+``32 x 16`` bytes per item: 20 MB at 40,000 items)."""
 
 KERNEL_MIN_CELLS = 2_000_000
 """From this many cells on, :func:`dense_margins` uses the parallel kernel (compiled once per
@@ -87,7 +94,7 @@ def dense_margins(scores: npt.NDArray[np.floating]) -> Margins:
             filled.sum(axis=0, dtype=np.float64),
         )
     values = np.ascontiguousarray(values)
-    blocks = max(1, min(values.shape[0], 4 * numba.get_num_threads()))
+    blocks = max(1, min(values.shape[0], BLOCKS))
     row_count, row_sum, col_count, col_sum = _margins_kernel(values, blocks)
     return Margins(row_count, row_sum, col_count, col_sum)
 

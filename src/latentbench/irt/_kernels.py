@@ -149,6 +149,17 @@ def _chunks(n: int) -> int:
     return max(1, min(n, 32))
 
 
+def _sum_in_order(parts: np.ndarray) -> float:
+    """The sum of a pass's per-block parts, first to last, in Python. Summed in the parallel
+    kernel (``parts.sum()``), numba made it a reduction over its threads, so the loss depended
+    on the thread count in its last bits (MMLU-Pro's rank-2 fit.json: loss 142146.52305858152
+    on 2 threads, 142146.5230585815 on 1)."""
+    total = 0.0
+    for part in parts.tolist():
+        total += part
+    return total
+
+
 @numba.njit(inline="always", fastmath=_FASTMATH, cache=CACHE)
 def _cell(y: Any, t: Any) -> tuple[Any, Any]:  # pragma: no cover - jit
     """One cell: residual ``y - sigmoid(t)`` and loss ``softplus(t) - y t``; (0, 0) if y is NaN."""
@@ -171,7 +182,7 @@ def _residual_pass_rank1(  # pragma: no cover - jit
     inv_sigma: float,
     R: np.ndarray,
     n_chunks: int,
-) -> tuple[float, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray]:
     n, m = Y.shape
     loss_parts = np.zeros(n_chunks)
     atr_parts = np.zeros((n_chunks, 2, m))
@@ -196,14 +207,15 @@ def _residual_pass_rank1(  # pragma: no cover - jit
                 acc_1[j] += r
             loss += row_loss
         loss_parts[c] = loss
-    return loss_parts.sum(), atr_parts.sum(axis=0)
+    return loss_parts, atr_parts.sum(axis=0)  # the parts: see _sum_in_order
 
 
 @numba.njit(parallel=True, fastmath=_FASTMATH, cache=CACHE)
 def _residual_from_logits(  # pragma: no cover - jit
     Y: np.ndarray, T: np.ndarray, R: np.ndarray, n_chunks: int
 ) -> Any:
-    """Residuals (written to R) and loss from precomputed logits T, both (rows, J) float32."""
+    """Residuals (written to R) and the loss's parts (one per row block, see
+    :func:`_sum_in_order`) from precomputed logits T, both (rows, J) float32."""
     n, m = Y.shape
     loss_parts = np.zeros(n_chunks)
     step = (n + n_chunks - 1) // n_chunks
@@ -222,7 +234,7 @@ def _residual_from_logits(  # pragma: no cover - jit
                 out[j] = r
             loss += row_loss
         loss_parts[c] = loss
-    return loss_parts.sum()
+    return loss_parts
 
 
 def _residual_pass_blocked(
@@ -254,7 +266,7 @@ def _residual_pass_blocked(
         np.matmul(U32[start:stop], Vt32, out=T)
         T += b32
         out = R[start:stop]
-        loss += _residual_from_logits(Y[start:stop], T, out, n_chunks)
+        loss += _sum_in_order(_residual_from_logits(Y[start:stop], T, out, n_chunks))
         atr[:r] += Ut32[:, start:stop] @ out
         atr[r] += ones[: stop - start] @ out
     return loss, atr
@@ -291,7 +303,7 @@ def residual_pass(
     n_chunks = _chunks(Y.shape[0])
     b32 = (np.asarray(b, dtype=np.float64) * inv_sigma).astype(np.float32)
     if U.shape[1] == 1:
-        loss, atr = _residual_pass_rank1(
+        parts, atr = _residual_pass_rank1(
             Y,
             np.ascontiguousarray(U[:, 0], dtype=np.float64),
             np.ascontiguousarray(V[:, 0], dtype=np.float32),
@@ -300,6 +312,7 @@ def residual_pass(
             R,
             n_chunks,
         )
+        loss = _sum_in_order(parts)
     else:
         loss, atr = _residual_pass_blocked(Y, U, V, b, inv_sigma, R)
     return float(loss), atr

@@ -303,7 +303,8 @@ def _extend_at_edge(
         cells.insert(at, cell)
         extended.append(value)
     if extended:
-        first = "lowest" if extended[0] < grid[-1] else "highest"
+        # the values were added past one edge: the last one is now the grid's end there
+        first = "lowest" if extended[-1] == grid[0] else "highest"
         shown = ", ".join(f"{v:g}" for v in extended)
         still = (
             f"; the {edge} end still predicts better than its neighbour ({z:.1f} standard "

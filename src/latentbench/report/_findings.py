@@ -245,6 +245,12 @@ def _baseline_text(arms: pd.DataFrame, row: Any, name: Any, total: int, n_items:
     return text + " (see 'Evaluations per model')."
 
 
+def _nested(fields: dict[str, Any]) -> str:
+    """A record inside the history's record (a store's ``input_store``: store, benchmark,
+    metric, ...) as words, not Python's dict repr: ``(store s.duckdb, benchmark b, ...)``."""
+    return "(" + ", ".join(f"{k} {v}" for k, v in fields.items()) + ")"
+
+
 def _selection_findings(
     data: dict[str, Any], arms: pd.DataFrame
 ) -> tuple[str, list[dict[str, Any]]]:
@@ -296,7 +302,11 @@ def _selection_findings(
     out.append({"text": _baseline_text(arms, row, name, total, n_items)})
     history = params.get("history") or data.get("history")
     if isinstance(history, dict):
-        parts = ", ".join(f"{k}: {v}" for k, v in history.items() if not isinstance(v, list))
+        parts = ", ".join(
+            f"{k}: {_nested(v) if isinstance(v, dict) else v}"
+            for k, v in history.items()
+            if not isinstance(v, list)
+        )
         out.append({"text": f"History (learns the proxy, not candidates): {parts}."})
     elif isinstance(history, str):
         out.append({"text": f"History: {history}"})

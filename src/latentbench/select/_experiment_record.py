@@ -234,6 +234,7 @@ def _nan(value: Any) -> bool:
 def _check_curves(curves: pd.DataFrame, path: Path) -> None:
     """``curves.csv``: numbers in ``evaluations`` (>= 0), ``accuracy`` (in [0, 1]) and ``se``
     (>= 0); the first bad cell is named with its line."""
+    import numpy as np
     import pandas as pd
 
     rules = {  # column: (lowest, highest, what is expected)
@@ -246,9 +247,12 @@ def _check_curves(curves: pd.DataFrame, path: Path) -> None:
         bad = values.isna() | (values < low) | (values > high)
         if bad.any():
             k = int(bad.to_numpy().argmax())
+            cell = curves[column].iloc[k]
+            if isinstance(cell, np.generic):  # as written (1.5), not np.float64(1.5)
+                cell = cell.item()
+            shown = "an empty cell" if pd.isna(cell) else f"value {cell!r}"
             raise InputError(
-                f"{path}: column {column!r}, line {k + 2}: value {curves[column].iloc[k]!r}; "
-                f"expected {expected}"
+                f"{path}: column {column!r}, line {k + 2}: {shown}; expected {expected}"
             )
 
 
