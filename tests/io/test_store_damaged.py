@@ -190,3 +190,51 @@ def test_what_duckdb_refuses_at_the_open_is_said_with_the_store_and_what_to_do(
     message = str(caught.value)
     assert message.startswith(f"{path}: {said}"), message
     assert message.endswith("nothing was written"), message
+
+
+class _CommitFails:
+    """A store connection whose COMMIT fails as DuckDB's does when it cannot write the
+    store's ``.wal`` (a folder this user may not write) or the disk is full: the transaction
+    is rolled back and ended, so a ROLLBACK after it is DuckDB's 'no transaction is active'."""
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection, reason: str) -> None:
+        self.connection, self.reason = connection, reason
+
+    def execute(self, query: str, *args: object) -> duckdb.DuckDBPyConnection:
+        if query == "COMMIT":
+            self.connection.execute("ROLLBACK")
+            raise duckdb.TransactionException(
+                f"TransactionContext Error: Failed to commit: {self.reason}"
+            )
+        return self.connection.execute(query, *args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.connection, name)
+
+
+@pytest.mark.parametrize(
+    "reason",
+    ['Cannot open file "{path}.wal": Permission denied', "No space left on device"],
+)
+def test_an_ingest_the_store_cannot_commit_is_said_and_writes_nothing(tmp_path, reason):
+    """An ingest into a store in a folder this user may not write (DuckDB writes
+    ``STORE.wal`` there as it commits: seen with ``setpriv`` dropping root's
+    ``CAP_DAC_OVERRIDE``): ``ingest`` printed a traceback ending in 'TransactionException:
+    cannot rollback - no transaction is active', which hid the reason."""
+    path = tmp_path / "s.duckdb"
+    table = tmp_path / "t.csv"
+    table.write_text("model,item,score\nm1,q1,1\nm1,q2,0\n")
+    frame, report = read_results("table", table, benchmark="b", metric="acc")
+    with Store(path) as store:
+        real = store.connection
+        store.connection = _CommitFails(real, reason.format(path=path))  # type: ignore[assignment]
+        with pytest.raises(InputError) as caught:
+            store.ingest(frame, report)
+        store.connection = real
+        message = str(caught.value)
+        assert message.startswith(f"{path}: cannot write the rows to its responses table"), message
+        assert reason.format(path=path) in message, message
+        assert "nothing was written; expected a store this user may write" in message, message
+        assert store.benchmarks() == []  # nothing was written
+        store.ingest(frame, report)  # the same store takes the rows once it can
+        assert store.benchmarks() == ["b"]

@@ -34,6 +34,7 @@ JSON columns are stored as text (``VARCHAR``), so no DuckDB extension is needed.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import json
@@ -337,6 +338,19 @@ def _damage_said(method: Callable[..., Any]) -> Callable[..., Any]:
             raise InputError(unreadable(self.path, exc)) from None
 
     return said
+
+
+def unwritable(path: str, what: str, exc: BaseException) -> str:
+    """The error of a write of ``what`` to the store ``path`` that DuckDB refused (``exc``:
+    a folder or ``.wal`` file this user may not write, a disk full), made in one transaction
+    (nothing of it was written)."""
+    text = " ".join(str(exc).split())
+    return (
+        f"{path}: cannot write {what} (DuckDB says: {text}); nothing was written; expected a "
+        f"store this user may write, in a folder it may write (DuckDB writes {Path(path).name}"
+        ".wal beside the file as it commits) on a disk with space: fix the permissions or free "
+        "the space and run it again, or work on a copy in a folder of yours"
+    )
 
 
 def unreadable(path: str, exc: BaseException) -> str:
@@ -771,8 +785,15 @@ class Store(SelectionRuns):
                     )
                 con.execute("COMMIT")
             except BaseException:
-                con.execute("ROLLBACK")
+                with contextlib.suppress(duckdb.TransactionException):  # a failed COMMIT
+                    con.execute("ROLLBACK")  # ended the transaction (DuckDB rolled it back)
                 raise
+        except duckdb.Error as exc:  # cannot write: an unwritable folder, a disk full
+            if damaged(exc):
+                raise
+            raise InputError(
+                unwritable(self.path, "the rows to its responses table", exc)
+            ) from None
         finally:
             con.unregister("_incoming")
         return IngestResult(
