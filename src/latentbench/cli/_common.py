@@ -1023,6 +1023,27 @@ def _abort(signum: int, frame: Any) -> None:
 
 
 @contextmanager
+def live_store_written(store: Path) -> Iterator[None]:
+    """Around a live estimate or comparison (``estimate --live``, ``compare --live``): a
+    store that cannot be written once the run has begun (a disk full, a folder this user may
+    not write: DuckDB writes ``STORE.wal`` there) is one ``error:`` line and exit 1, as
+    ``select live`` says it, not DuckDB's traceback; the answers committed before stay."""
+    import duckdb
+
+    try:
+        yield
+    except duckdb.Error as exc:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        fail(
+            f"{store}: the store could not be written ({text}); the answers committed "
+            "before are kept. Free the space or fix the store's folder (and its .wal file), "
+            "then run the same command again: it resumes the run, paying for no stored "
+            "answer again",
+            code=1,
+        )
+
+
+@contextmanager
 def stop_on_sigint(say: Callable[[], None]) -> Iterator[threading.Event]:
     """A first Ctrl-C, or a SIGTERM (``kill``, ``docker stop``, a CI job cancelled), sets the
     yielded event (the run stops after what is in flight and commits it; ``say()`` tells the

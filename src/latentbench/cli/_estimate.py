@@ -21,6 +21,7 @@ from latentbench.cli._common import (
     escape,
     fail,
     live_detail,
+    live_store_written,
     progress_bar,
     say_stopping,
     stop_on_sigint,
@@ -526,6 +527,7 @@ def _estimate(
         options.pop("items")  # refused with --live before
         options.pop("label")  # refused with --live before
         with (
+            live_store_written(store),
             progress_bar(quiet, detail=live_detail(store)) as progress,
             stop_on_sigint(say_stopping("item")) as stop,
         ):
@@ -1366,6 +1368,7 @@ def _compare_live(
         try:
             cal = _calibration(files[0] if files else None, store, benchmark, choice, rank)
             with (
+                live_store_written(store),
                 progress_bar(quiet, detail=live_detail(store)) as progress,
                 stop_on_sigint(say_stopping("item")) as stop,
             ):

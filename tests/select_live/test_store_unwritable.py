@@ -1,0 +1,63 @@
+"""A store that cannot be written once a live estimate or comparison has begun (a disk full,
+a folder this user may not write: DuckDB writes ``STORE.wal`` there as it commits) is one
+``error:`` line, exit 1, with what to do, as ``select live`` says it
+(``test_config_hostile.py``); the answers committed before stay and the same command resumes.
+Before, ``estimate --live`` and ``compare --live`` ended in DuckDB's traceback (seen with
+``setpriv`` dropping root's ``CAP_DAC_OVERRIDE`` on the store's folder)."""
+
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+import pytest
+
+from latentbench.io.store import Store
+
+from .conftest import run_cli, said
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["estimate", "{cal}", "--model", "model-1", "--budget", "6"],
+        ["compare", "{cal}", "--a", "model-1", "--b", "model-2", "--budget", "6"],
+    ],
+)
+def test_a_store_that_cannot_be_written_mid_run_is_one_error_line(live_setup, monkeypatch, command):
+    s = live_setup
+    config = s.write_config()
+    cal = s.tmp / "calib.csv"
+    pd.read_csv(s.tmp / "history.csv").to_csv(cal, index=False)
+    store = s.tmp / "full.duckdb"
+    args = [a.format(cal=cal) for a in command]
+    args += ["--live", str(config), "--store", str(store), "--quiet"]
+    real = Store.add_observations
+    calls = {"n": 0}
+
+    def filling(self, *a, **k):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise duckdb.TransactionException(
+                "TransactionContext Error: Failed to commit: could not write file: No space left"
+            )
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Store, "add_observations", filling)
+    outcome = run_cli(*args, env={s.key_env: s.api_key})
+    monkeypatch.setattr(Store, "add_observations", real)
+    text = " ".join(outcome.output.split())  # stdout and stderr
+    assert outcome.exit_code == 1, said(outcome)
+    assert "Traceback" not in text and text.count("error:") == 1, text
+    assert (
+        f"error: {store}: the store could not be written (TransactionContext Error: Failed to "
+        "commit: could not write file: No space left); the answers committed before are kept. "
+        "Free the space or fix the store's folder"
+    ) in text, text
+    assert "then run the same command again: it resumes the run" in text, text
+    paid = sum(s.state.answered.values())
+    again = run_cli(*args, env={s.key_env: s.api_key})
+    assert again.exit_code == 0, said(again)
+    with Store(store, read_only=True) as db:
+        stored = sum(len(db.selection_observations(r["run_id"])) for r in db.selection_runs())
+    # the cells stored before were not asked again: only the one lost with the failed commit
+    assert sum(s.state.answered.values()) <= stored + 1, (paid, stored)
