@@ -331,8 +331,11 @@ def estimate_command(
     if label is not None and live is not None:
         fail(
             f"--label {label} with --live {live}: a live run names its model by the "
-            "configuration's [[models]] id (its answers in the store, the run resumed and "
-            "the answers reused are keyed by it); expected no --label: set that id instead"
+            "configuration's [[models]] name (its answers in the store, the run resumed and "
+            "the answers reused are keyed by it, and the items drawn follow it as a label's "
+            "do); expected no --label: give that name in [[models]] before the run starts (a "
+            "name changed afterwards starts a new run that draws other items and pays for its "
+            "answers again)"
         )
     calibration, responses = _sources(
         calibration, responses, live, store, benchmark, choice, source
