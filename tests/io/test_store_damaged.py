@@ -238,3 +238,25 @@ def test_an_ingest_the_store_cannot_commit_is_said_and_writes_nothing(tmp_path, 
         assert store.benchmarks() == []  # nothing was written
         store.ingest(frame, report)  # the same store takes the rows once it can
         assert store.benchmarks() == ["b"]
+
+
+def test_a_damaged_write_ahead_log_is_named_with_what_moving_it_aside_loses(tmp_path):
+    """A store's ``.wal`` (its writes since the last checkpoint: a writer killed before it
+    closed leaves one) written over in its middle: named as the damaged file, not the store."""
+    table = tmp_path / "t.csv"
+    table.write_text("model,item,score\nm1,q1,1\nm1,q2,0\n")
+    frame, report = read_results("table", table, benchmark="b", metric="acc")
+    path, copy = tmp_path / "s.duckdb", tmp_path / "copy.duckdb"
+    Store(path).close()
+    with Store(path) as store:
+        store.ingest(frame, report)  # in s.duckdb.wal until the store closes
+        copy.write_bytes(path.read_bytes())
+        wal = bytearray(Path(f"{path}.wal").read_bytes())
+    assert len(wal) > 200, "the ingest's rows are in the .wal while the store is open"
+    wal[100:140] = b"\xff" * 40
+    Path(f"{copy}.wal").write_bytes(bytes(wal))
+    with pytest.raises(InputError) as caught:
+        Store(copy, read_only=True)
+    message = str(caught.value)
+    assert message.startswith(f"{copy}: its write-ahead log copy.duckdb.wal (the writes"), message
+    assert "move copy.duckdb.wal aside to open the store as of its last checkpoint" in message

@@ -383,6 +383,14 @@ def unreadable(path: str, exc: BaseException) -> str:
             f"says: {text}); expected a store this DuckDB reads: upgrade DuckDB (pip install "
             "-U duckdb) or use the latentbench that wrote it" + nothing
         )
+    if damaged(exc) and "wal" in lower.split():
+        wal = Path(path).name + ".wal"
+        return (
+            f"{path}: its write-ahead log {wal} (the writes since the store's last checkpoint) "
+            f"is damaged (DuckDB says: {text}); expected a whole one: use a backup of both "
+            f"files, or move {wal} aside to open the store as of its last checkpoint (the "
+            f"writes only {wal} holds are then lost)" + nothing
+        )
     if damaged(exc):
         return (
             f"{path}: the store file is damaged (cut short or written over: a copy made "
