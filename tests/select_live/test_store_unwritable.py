@@ -61,3 +61,31 @@ def test_a_store_that_cannot_be_written_mid_run_is_one_error_line(live_setup, mo
         stored = sum(len(db.selection_observations(r["run_id"])) for r in db.selection_runs())
     # the cells stored before were not asked again: only the one lost with the failed commit
     assert sum(s.state.answered.values()) <= stored + 1, (paid, stored)
+
+
+def test_an_in_memory_store_is_refused_by_the_commands_that_write_one(live_setup):
+    """``--store :memory:`` (DuckDB's in-memory database, which ``Store`` takes from Python)
+    ended with the command: ``ingest`` said '4 new rows in :memory:' and kept none, and
+    ``select live`` paid 128 requests, said '128 stored in all' and kept none (a re-run paid
+    them again). Each command that writes its store refuses it before any work."""
+    s = live_setup
+    config = s.write_config()
+    cal = s.tmp / "calib.csv"
+    pd.read_csv(s.tmp / "history.csv").to_csv(cal, index=False)
+    live = ["--live", str(config), "--store", ":memory:"]
+    paid = "every answer paid for"
+    commands = [
+        ("the rows read", ["ingest", "table", str(cal), "--store", ":memory:", "--benchmark", "h"]),
+        (paid, ["select", "live", "--config", str(config), "--store", ":memory:"]),
+        (paid, ["estimate", str(cal), *live, "--model", "model-1"]),
+        (paid, ["compare", str(cal), *live, "--a", "model-1", "--b", "model-2"]),
+    ]
+    for what, args in commands:
+        outcome = run_cli(*args, env={s.key_env: s.api_key})
+        text = " ".join(outcome.output.split())
+        assert outcome.exit_code == 2, said(outcome)
+        assert text.startswith(
+            f"error: --store :memory:: an in-memory store ends with the command, so {what}"
+        ), text
+        assert "expected a store file (e.g. --store results.duckdb" in text, text
+    assert s.state.requests == []  # nothing paid

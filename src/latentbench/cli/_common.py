@@ -550,6 +550,19 @@ def clean_warnings(stream: Console | None = None) -> Iterator[list[str]]:
         yield shown
 
 
+def refuse_memory_store(store: Path | None, what: str) -> None:
+    """Fail (exit 2) on ``--store :memory:`` for a command that writes ``what`` into its
+    store: DuckDB's in-memory database ends with the command, so it kept nothing (an ingest
+    said 'N new rows in :memory:', a live run paid for answers that the next run paid again).
+    ``Store(":memory:")`` stays for Python, where the store lives as long as the object."""
+    if store is not None and str(store) == ":memory:":
+        fail(
+            f"--store :memory:: an in-memory store ends with the command, so {what} would be "
+            "lost as it ends; expected a store file (e.g. --store results.duckdb: a new name "
+            "makes a new store)"
+        )
+
+
 def store_option_without_store(flag: str) -> str:
     """The error of a store's option (``--benchmark``, ``--metric``, ...) given without
     ``--store``, in one wording for every command."""

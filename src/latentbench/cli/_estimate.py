@@ -23,6 +23,7 @@ from latentbench.cli._common import (
     live_detail,
     live_store_written,
     progress_bar,
+    refuse_memory_store,
     say_stopping,
     stop_on_sigint,
     store_needs_benchmark,
@@ -328,6 +329,8 @@ def estimate_command(
         fail("--group reads a tool's tasks as one benchmark: give --source TOOL")
     if duplicates is not None and source == "table":
         fail("--duplicates reads a tool's results: give --source TOOL")
+    if live is not None:
+        refuse_memory_store(store, "every answer paid for (and the run a re-run resumes)")
     if label is not None and live is not None:
         fail(
             f"--label {label} with --live {live}: a live run names its model by the "
@@ -1341,6 +1344,7 @@ def _compare_live(
 
     if store is None:
         fail("--live needs --store RUN.duckdb (every answer is stored there first)")
+    refuse_memory_store(store, "every answer paid for (and the run a re-run resumes)")
     if items is not None:
         fail(
             f"--items {items} with --live: a live comparison chooses its items as it goes; "

@@ -18,6 +18,7 @@ from latentbench.cli._common import (
     escape,
     print_table,
     progress_bar,
+    refuse_memory_store,
 )
 from latentbench.exceptions import DataWarning, InputError, StoreInUse
 
@@ -157,6 +158,8 @@ def ingest(
     """Read result files into the store (all rows or none; re-ingesting is a no-op)."""
     from latentbench.io.formats import read_results
     from latentbench.io.store import Store
+
+    refuse_memory_store(store, "the rows read")
 
     try:
         with warnings.catch_warnings(), progress_bar(as_json or quiet) as progress:
