@@ -796,8 +796,8 @@ class Store(SelectionRuns):
                 with contextlib.suppress(duckdb.TransactionException):  # a failed COMMIT
                     con.execute("ROLLBACK")  # ended the transaction (DuckDB rolled it back)
                 raise
-        except duckdb.Error as exc:  # cannot write: an unwritable folder, a disk full
-            if damaged(exc):
+        except (duckdb.IOException, duckdb.TransactionException) as exc:  # cannot write: an
+            if damaged(exc):  # unwritable folder (its .wal), a disk full
                 raise
             raise InputError(
                 unwritable(self.path, "the rows to its responses table", exc)
