@@ -260,3 +260,34 @@ def test_a_damaged_write_ahead_log_is_named_with_what_moving_it_aside_loses(tmp_
     message = str(caught.value)
     assert message.startswith(f"{copy}: its write-ahead log copy.duckdb.wal (the writes"), message
     assert "move copy.duckdb.wal aside to open the store as of its last checkpoint" in message
+
+
+class _InsertFails(_CommitFails):
+    """A store connection whose autocommitted INSERT into ``fits`` fails as DuckDB's commit
+    does when it cannot write the store's ``.wal``."""
+
+    def execute(self, query: str, *args: object) -> duckdb.DuckDBPyConnection:
+        if query.startswith("INSERT INTO fits"):
+            raise duckdb.TransactionException(
+                f"TransactionContext Error: Failed to commit: {self.reason}"
+            )
+        return self.connection.execute(query, *args)
+
+
+def test_a_fit_the_store_cannot_commit_is_said_as_permissions_or_space(tmp_path):
+    """``fit --store`` records its fit (a warning when it cannot): a commit refused for a
+    folder this user may not write was said 'expected the fits table latentbench makes (id,
+    created_at, ...)', as if the table had been edited."""
+    path = tmp_path / "s.duckdb"
+    reason = f'Cannot open file "{path}.wal": Permission denied'
+    with Store(path) as store:
+        real = store.connection
+        store.connection = _InsertFails(real, reason)  # type: ignore[assignment]
+        with pytest.raises(InputError) as caught:
+            store.record_fit("b", summary={"n": 1})
+        store.connection = real
+        message = str(caught.value)
+        assert message.startswith(f"{path}: cannot write the fit to its fits table"), message
+        assert reason in message and "expected a store this user may write" in message, message
+        assert "expected the fits table latentbench makes" not in message, message
+        assert store.fits().empty

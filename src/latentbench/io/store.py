@@ -1565,6 +1565,9 @@ class Store(SelectionRuns):
         except duckdb.Error as exc:  # an edited table, a disk full: said as the store's
             if damaged(exc):
                 raise InputError(unreadable(self.path, exc)) from None
+            if isinstance(exc, duckdb.IOException | duckdb.TransactionException):
+                # permissions or space, not the table: said so (not "expected the table")
+                raise InputError(unwritable(self.path, "the fit to its fits table", exc)) from None
             reason = str(exc).split("\n")[0]
             raise InputError(
                 f"{self.path}: cannot write the fit to its fits table ({type(exc).__name__}: "
