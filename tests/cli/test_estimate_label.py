@@ -92,4 +92,8 @@ def test_a_blank_label_and_a_live_label_are_refused(tmp_path):
     args = ["estimate", str(calibration), "--live", "run.toml", "--store", "run.duckdb"]
     outcome = runner.invoke(app, [*args, "--label", "x"])
     assert outcome.exit_code == 2
-    assert "--label x with --live run.toml: a live run names its model by" in outcome.output
+    said = " ".join(outcome.output.split())
+    assert "--label x with --live run.toml: a live run names its model by" in said
+    # renaming the model to name it otherwise pays for its answers again: said before it is done
+    assert "give that name in [[models]] before the run starts" in said, said
+    assert "starts a new run that draws other items and pays for its answers again" in said

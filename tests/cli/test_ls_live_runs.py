@@ -71,3 +71,20 @@ def test_ls_json_of_a_store_without_live_runs_is_the_list_it_was(tmp_path):
     shown = json.loads(_ls(path, "--json"))
     assert isinstance(shown, list) and [row["benchmark"] for row in shown] == ["b"]
     assert "live runs" not in _ls(path)
+
+
+def test_ls_of_a_run_stored_as_running_says_its_session_was_killed(tmp_path):
+    """A live run killed (SIGKILL, a crash) stays ``running`` in the store, and ``ls`` said
+    'latest RUN (running)' of a store it could open, which a live run holds until it stops:
+    it says the session was killed or crashed, and that the same command resumes it."""
+    path = _store(tmp_path, benchmark=False, tasks=["select"])
+    with Store(path) as db:
+        db.set_selection_status("run-0-select", "running")  # what a killed session leaves
+    text = " ".join(_ls(path).split())
+    assert (
+        "latest run-0-select (running: stored as running, but no process holds the store (a "
+        "live run holds it until it stops): its last session was killed or crashed before it "
+        "recorded how it ended; the same command resumes it). Their report:"
+    ) in text, text
+    latest = json.loads(_ls(path, "--json"))["live_runs"]["latest"]
+    assert latest["status"] == "running" and "killed or crashed" in latest["note"]

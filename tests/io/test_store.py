@@ -343,7 +343,7 @@ def test_persistence_and_read_only(tmp_path):
         Store(other, read_only=True)
     text = tmp_path / "notes.txt"
     text.write_text("hello")
-    with pytest.raises(InputError, match=r"notes\.txt: cannot open as a DuckDB store"):
+    with pytest.raises(InputError, match=r"notes\.txt: not a DuckDB database"):
         Store(text)
 
 

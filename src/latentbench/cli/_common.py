@@ -550,6 +550,19 @@ def clean_warnings(stream: Console | None = None) -> Iterator[list[str]]:
         yield shown
 
 
+def refuse_memory_store(store: Path | None, what: str) -> None:
+    """Fail (exit 2) on ``--store :memory:`` for a command that writes ``what`` into its
+    store: DuckDB's in-memory database ends with the command, so it kept nothing (an ingest
+    said 'N new rows in :memory:', a live run paid for answers that the next run paid again).
+    ``Store(":memory:")`` stays for Python, where the store lives as long as the object."""
+    if store is not None and str(store) == ":memory:":
+        fail(
+            f"--store :memory:: an in-memory store ends with the command, so {what} would be "
+            "lost as it ends; expected a store file (e.g. --store results.duckdb: a new name "
+            "makes a new store)"
+        )
+
+
 def store_option_without_store(flag: str) -> str:
     """The error of a store's option (``--benchmark``, ``--metric``, ...) given without
     ``--store``, in one wording for every command."""
@@ -1020,6 +1033,27 @@ def say_stopping(what: str) -> Callable[[], None]:
 
 def _abort(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
+
+
+@contextmanager
+def live_store_written(store: Path) -> Iterator[None]:
+    """Around a live estimate or comparison (``estimate --live``, ``compare --live``): a
+    store that cannot be written once the run has begun (a disk full, a folder this user may
+    not write: DuckDB writes ``STORE.wal`` there) is one ``error:`` line and exit 1, as
+    ``select live`` says it, not DuckDB's traceback; the answers committed before stay."""
+    import duckdb
+
+    try:
+        yield
+    except duckdb.Error as exc:
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        fail(
+            f"{store}: the store could not be written ({text}); the answers committed "
+            "before are kept. Free the space or fix the store's folder (and its .wal file), "
+            "then run the same command again: it resumes the run, paying for no stored "
+            "answer again",
+            code=1,
+        )
 
 
 @contextmanager

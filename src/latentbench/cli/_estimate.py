@@ -21,7 +21,9 @@ from latentbench.cli._common import (
     escape,
     fail,
     live_detail,
+    live_store_written,
     progress_bar,
+    refuse_memory_store,
     say_stopping,
     stop_on_sigint,
     store_needs_benchmark,
@@ -327,11 +329,16 @@ def estimate_command(
         fail("--group reads a tool's tasks as one benchmark: give --source TOOL")
     if duplicates is not None and source == "table":
         fail("--duplicates reads a tool's results: give --source TOOL")
+    if live is not None:
+        refuse_memory_store(store, "every answer paid for (and the run a re-run resumes)")
     if label is not None and live is not None:
         fail(
             f"--label {label} with --live {live}: a live run names its model by the "
-            "configuration's [[models]] id (its answers in the store, the run resumed and "
-            "the answers reused are keyed by it); expected no --label: set that id instead"
+            "configuration's [[models]] name (its answers in the store, the run resumed and "
+            "the answers reused are keyed by it, and the items drawn follow it as a label's "
+            "do); expected no --label: give that name in [[models]] before the run starts (a "
+            "name changed afterwards starts a new run that draws other items and pays for its "
+            "answers again)"
         )
     calibration, responses = _sources(
         calibration, responses, live, store, benchmark, choice, source
@@ -526,6 +533,7 @@ def _estimate(
         options.pop("items")  # refused with --live before
         options.pop("label")  # refused with --live before
         with (
+            live_store_written(store),
             progress_bar(quiet, detail=live_detail(store)) as progress,
             stop_on_sigint(say_stopping("item")) as stop,
         ):
@@ -1336,6 +1344,7 @@ def _compare_live(
 
     if store is None:
         fail("--live needs --store RUN.duckdb (every answer is stored there first)")
+    refuse_memory_store(store, "every answer paid for (and the run a re-run resumes)")
     if items is not None:
         fail(
             f"--items {items} with --live: a live comparison chooses its items as it goes; "
@@ -1366,6 +1375,7 @@ def _compare_live(
         try:
             cal = _calibration(files[0] if files else None, store, benchmark, choice, rank)
             with (
+                live_store_written(store),
                 progress_bar(quiet, detail=live_detail(store)) as progress,
                 stop_on_sigint(say_stopping("item")) as stop,
             ):

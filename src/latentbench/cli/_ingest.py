@@ -18,6 +18,7 @@ from latentbench.cli._common import (
     escape,
     print_table,
     progress_bar,
+    refuse_memory_store,
 )
 from latentbench.exceptions import DataWarning, InputError, StoreInUse
 
@@ -157,6 +158,8 @@ def ingest(
     """Read result files into the store (all rows or none; re-ingesting is a no-op)."""
     from latentbench.io.formats import read_results
     from latentbench.io.store import Store
+
+    refuse_memory_store(store, "the rows read")
 
     try:
         with warnings.catch_warnings(), progress_bar(as_json or quiet) as progress:
@@ -301,8 +304,9 @@ def ls(
             f"{counted(live['estimate'], 'estimate')} (estimate --live)"
             + (f", {counted(compared, 'comparison')} (compare --live)" if compared else "")
             + "; latest "
-            f"{escape(str(latest['run_id']))} ({escape(str(latest['status']))}). Their "
-            f"report: {live['report']}",
+            f"{escape(str(latest['run_id']))} ({escape(str(latest['status']))}"
+            + (f": {latest['note']}" if "note" in latest else "")
+            + f"). Their report: {live['report']}",
             soft_wrap=True,
         )
 
@@ -313,26 +317,39 @@ _RUNS_REPORT = (
 )
 
 
+_NOT_RUNNING = (
+    "stored as running, but no process holds the store (a live run holds it until it stops): "
+    "its last session was killed or crashed before it recorded how it ended; the same command "
+    "resumes it"
+)
+"""What ``ls`` says of a latest run stored as ``running``: the store it opened is free."""
+
+
 def _live_runs(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """What ``ls`` says of a store's live runs (:meth:`Store.selection_runs` rows, oldest
     first), in its text and its ``--json`` alike: the count of each kind (``selection``:
     ``select live``, ``estimate``: ``estimate --live``, ``compare``: ``compare --live``), the
-    latest run (``run_id``, ``kind``, ``status``) and how to report them."""
+    latest run (``run_id``, ``kind``, ``status``, and a ``note`` when it is stored as
+    ``running``, which no live run can be while ``ls`` reads its store) and how to report
+    them."""
     from latentbench.select.live import is_compare_run, is_estimate_run
 
     kinds = [
         "estimate" if is_estimate_run(r) else "compare" if is_compare_run(r) else "selection"
         for r in runs
     ]
+    latest = {
+        "run_id": str(runs[-1]["run_id"]),
+        "kind": kinds[-1],
+        "status": str(runs[-1]["status"]),
+    }
+    if latest["status"] == "running":  # ls opened the store: no live run holds it
+        latest["note"] = _NOT_RUNNING
     return {
         "selection": kinds.count("selection"),
         "estimate": kinds.count("estimate"),
         "compare": kinds.count("compare"),
-        "latest": {
-            "run_id": str(runs[-1]["run_id"]),
-            "kind": kinds[-1],
-            "status": str(runs[-1]["status"]),
-        },
+        "latest": latest,
         "report": _RUNS_REPORT,
     }
 

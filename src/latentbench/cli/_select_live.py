@@ -18,6 +18,7 @@ from latentbench.cli._common import (
     escape,
     plain_progress,
     progress_heartbeat,
+    refuse_memory_store,
     shown,
     stop_on_sigint,
 )
@@ -103,6 +104,7 @@ def live(
     Cells already stored are never requested again. Ctrl-C stops after the batch in flight
     (press it twice to abort at once; stored cells are kept either way).
     """
+    refuse_memory_store(store, "every answer paid for (and the run a re-run resumes)")
     resume = shlex.join(
         ["latentbench", "select", "live", "--config", str(config), "--store", str(store)]
     )

@@ -172,8 +172,8 @@ def foreign_tables(connection: duckdb.DuckDBPyConnection) -> list[str]:
                 "SELECT count(*) FROM meta WHERE key = 'schema_version'"
             ).fetchone()
             ours = found is not None and found[0] > 0
-        except duckdb.Error:  # a `meta` table of another shape
-            ours = False
+        except (duckdb.BinderException, duckdb.ConversionException):  # another shape
+            ours = False  # (a file cut short or written over raises on: said as damaged)
     return [] if ours else tables
 
 

@@ -34,6 +34,9 @@ JSON columns are stored as text (``VARCHAR``), so no DuckDB extension is needed.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import inspect
 import json
 import math
 import numbers
@@ -42,7 +45,7 @@ import re
 import time
 import uuid
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -285,7 +288,123 @@ def _connect(
                     "object passed instead of its path (e.g. load_calibration(store, "
                     "benchmark=...)), or that Store closed first"
                 ) from None
-            raise InputError(f"{path}: cannot open as a DuckDB store ({exc})") from None
+            raise InputError(unreadable(path, exc)) from None
+
+
+_DAMAGED = (
+    "corrupt",
+    "checksum",
+    "could not read enough bytes",
+    "serialization error",
+    "failed to load metadata",
+)
+"""Words of DuckDB's errors for a file cut short or written over in its middle."""
+
+
+def damaged(exc: BaseException) -> bool:
+    """Whether DuckDB's error ``exc`` says that the store's file is cut short or written
+    over (a block it cannot read, a checksum that does not match)."""
+    lower = str(exc).lower()
+    return isinstance(exc, duckdb.Error) and any(word in lower for word in _DAMAGED)
+
+
+def _said_damaged(cls: type[Store]) -> type[Store]:
+    """``cls`` (:class:`Store`) with each public method's DuckDB error for a damaged file
+    (:func:`damaged`: a block past the header cut short or written over, found only when
+    a query reads it) raised as an :class:`InputError` naming the store's file, what is
+    wrong and what to do (:func:`unreadable`), not DuckDB's exception as a traceback."""
+    seen: set[str] = set()
+    for klass in cls.__mro__[:-1]:  # its own methods and those it inherits (not object's)
+        for name, method in vars(klass).items():
+            if name.startswith("_") or name in seen:
+                continue
+            seen.add(name)  # the one the class uses (a property, an override)
+            if inspect.isfunction(method):
+                setattr(cls, name, _damage_said(method))
+    return cls
+
+
+def _damage_said(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` of a :class:`Store` raising a damaged file's DuckDB error as an
+    :class:`InputError` (see :func:`_said_damaged`)."""
+
+    @functools.wraps(method)
+    def said(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except duckdb.Error as exc:
+            if not damaged(exc):
+                raise
+            raise InputError(unreadable(self.path, exc)) from None
+
+    return said
+
+
+def unwritable(path: str, what: str, exc: BaseException) -> str:
+    """The error of a write of ``what`` to the store ``path`` that DuckDB refused (``exc``:
+    a folder or ``.wal`` file this user may not write, a disk full), made in one transaction
+    (nothing of it was written)."""
+    text = " ".join(str(exc).split())
+    return (
+        f"{path}: cannot write {what} (DuckDB says: {text}); nothing was written; expected a "
+        f"store this user may write, in a folder it may write (DuckDB writes {Path(path).name}"
+        ".wal beside the file as it commits) on a disk with space: fix the permissions or free "
+        "the space and run it again, or work on a copy in a folder of yours"
+    )
+
+
+def unreadable(path: str, exc: BaseException) -> str:
+    """What is wrong with the store ``path`` that DuckDB could not open or read (``exc``,
+    its error), and what to do: a file that is no DuckDB database (an empty one apart), one
+    written by a newer DuckDB, one damaged (cut short, written over), one the user may not
+    read or write, else DuckDB's reason. Every case says that nothing was written."""
+    text = " ".join(str(exc).split())
+    lower = text.lower()
+    nothing = "; nothing was written"
+    if "not a valid duckdb database file" in lower:
+        try:
+            empty = os.path.getsize(path) == 0
+        except OSError:
+            empty = False
+        if empty:
+            return (
+                f"{path}: an empty file (0 bytes), not a DuckDB database; expected a "
+                "latentbench store: remove the file (it holds nothing) and the command makes "
+                "a new store there, or give another name" + nothing
+            )
+        return (
+            f"{path}: not a DuckDB database (a file of another kind, or one written over "
+            "from its start); expected a latentbench store (the DuckDB file that "
+            "`latentbench ingest` or a live run made), or a new name for a new store" + nothing
+        )
+    if "version number" in lower or "storage version" in lower:
+        return (
+            f"{path}: written by a newer DuckDB than this one ({duckdb.__version__}; DuckDB "
+            f"says: {text}); expected a store this DuckDB reads: upgrade DuckDB (pip install "
+            "-U duckdb) or use the latentbench that wrote it" + nothing
+        )
+    if damaged(exc) and "wal" in lower.split():
+        wal = Path(path).name + ".wal"
+        return (
+            f"{path}: its write-ahead log {wal} (the writes since the store's last checkpoint) "
+            f"is damaged (DuckDB says: {text}); expected a whole one: use a backup of both "
+            f"files, or move {wal} aside to open the store as of its last checkpoint (the "
+            f"writes only {wal} holds are then lost)" + nothing
+        )
+    if damaged(exc):
+        return (
+            f"{path}: the store file is damaged (cut short or written over: a copy made "
+            f"while it was written, a disk that filled, a transfer that stopped; DuckDB says: "
+            f"{text}); expected a whole store: use a backup or the original, or copy it again "
+            "once no process writes it (with its .wal file beside it, if any)" + nothing
+        )
+    if "permission denied" in lower:
+        return (
+            f"{path}: permission denied (DuckDB says: {text}); expected a store file (and "
+            "folder) this user may read, and write for a command that writes it: change its "
+            "permissions, or work on a copy" + nothing
+        )
+    return f"{path}: cannot open as a DuckDB store (DuckDB says: {text})" + nothing
 
 
 def _holder_command(pid: int | None) -> str | None:
@@ -345,6 +464,7 @@ def _in_use(
     )
 
 
+@_said_damaged
 class Store(SelectionRuns):
     """An embedded DuckDB store of responses, fits and selection runs (one file).
 
@@ -372,9 +492,11 @@ class Store(SelectionRuns):
         of seconds >= 0; for
         a table file (``.csv``, ``.parquet``, ...) or a folder given as the store, a
         read-only store that does not exist, a parent folder that does not exist, a file
-        DuckDB cannot open, a DuckDB file of another program, an existing DuckDB file with no
-        table, a store of schema version 1 opened read-only, or a store newer than this
-        latentbench.
+        DuckDB cannot open (no DuckDB database, an empty file, a newer DuckDB's, one this user
+        may not open), a store file damaged (cut short, written over: also raised by any
+        method whose read finds it), a DuckDB file of another program, an existing DuckDB file
+        with no table, a store of schema version 1 opened read-only, or a store newer than
+        this latentbench (refused before anything is written to it).
 
     Examples
     --------
@@ -430,9 +552,22 @@ class Store(SelectionRuns):
         existed = self.path != ":memory:" and Path(self.path).is_file()
         self._connection: duckdb.DuckDBPyConnection | None = None
         self._connection = _connect(self.path, read_only, wait, given)
+        try:
+            self._open(read_only, existed)
+        except duckdb.Error as exc:  # a file damaged past its header: said, not DuckDB's
+            self.close()
+            raise InputError(unreadable(self.path, exc)) from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, read_only: bool, existed: bool) -> None:
+        """Check the file just connected to and, unless ``read_only``, make or upgrade its
+        schema; a store of a newer schema is refused before anything is written to it."""
         self._refuse_foreign()
         if not read_only and existed:
             self._refuse_empty()
+        self._refuse_newer()
         if not read_only:
             self.connection.execute(DDL)
             # paid requests per observation (spend cap); absent in stores written before it
@@ -452,24 +587,39 @@ class Store(SelectionRuns):
             row = self.connection.execute(
                 "SELECT value FROM meta WHERE key = 'schema_version'"
             ).fetchall()
-        except duckdb.Error:  # read-only, and no table at all (another's: refused above)
-            self.close()
+        except duckdb.CatalogException:  # read-only, and no table at all (another's: refused)
             raise InputError(_without_meta(self.path)) from None
         version = int(row[0][0]) if row else 0
         if version == 1 and not read_only:
             upgrade_from_1(self.connection)
             version = SCHEMA_VERSION
         if version == 1:
-            self.close()
             raise InputError(
                 f"{self.path}: store schema version 1 (before split and flag columns); open it "
                 "once without read_only to upgrade it"
             )
+
+    def _refuse_newer(self) -> None:
+        """Refuse a store of a schema newer than this latentbench's, before anything is
+        written to it (its tables may differ from those this version would add or alter)."""
+        found = self.connection.execute(
+            "SELECT count(*) FROM information_schema.tables "
+            "WHERE table_catalog = current_database() AND table_name = 'meta'"
+        ).fetchone()
+        if found is None or found[0] == 0:
+            return  # a new file (another program's was refused before)
+        row = self.connection.execute(
+            "SELECT value FROM meta WHERE key = 'schema_version'"
+        ).fetchall()
+        try:
+            version = int(row[0][0]) if row else 0
+        except (TypeError, ValueError):
+            version = 0
         if version > SCHEMA_VERSION:
-            self.close()
             raise InputError(
                 f"{self.path}: store schema version {version} is newer than this latentbench "
-                f"({__version__}, schema {SCHEMA_VERSION}); upgrade latentbench"
+                f"({__version__}, schema {SCHEMA_VERSION}); expected a store this version "
+                "reads: upgrade latentbench (the store was not changed)"
             )
 
     def _refuse_foreign(self) -> None:
@@ -643,8 +793,15 @@ class Store(SelectionRuns):
                     )
                 con.execute("COMMIT")
             except BaseException:
-                con.execute("ROLLBACK")
+                with contextlib.suppress(duckdb.TransactionException):  # a failed COMMIT
+                    con.execute("ROLLBACK")  # ended the transaction (DuckDB rolled it back)
                 raise
+        except (duckdb.IOException, duckdb.TransactionException) as exc:  # cannot write: an
+            if damaged(exc):  # unwritable folder (its .wal), a disk full
+                raise
+            raise InputError(
+                unwritable(self.path, "the rows to its responses table", exc)
+            ) from None
         finally:
             con.unregister("_incoming")
         return IngestResult(
@@ -1339,6 +1496,8 @@ class Store(SelectionRuns):
             if staged:
                 os.replace(target, final)
         except (duckdb.Error, OSError) as exc:  # unwritable, disk full, ...
+            if damaged(exc):  # the store's file, not the export's
+                raise InputError(unreadable(self.path, exc)) from None
             reason = str(exc).split("\n")[0]
             raise InputError(f"{out}: cannot write the export ({reason})") from None
         finally:
@@ -1404,6 +1563,11 @@ class Store(SelectionRuns):
         try:
             self.connection.execute("INSERT INTO fits VALUES (?, ?, ?, ?, ?, ?)", row)
         except duckdb.Error as exc:  # an edited table, a disk full: said as the store's
+            if damaged(exc):
+                raise InputError(unreadable(self.path, exc)) from None
+            if isinstance(exc, duckdb.IOException | duckdb.TransactionException):
+                # permissions or space, not the table: said so (not "expected the table")
+                raise InputError(unwritable(self.path, "the fit to its fits table", exc)) from None
             reason = str(exc).split("\n")[0]
             raise InputError(
                 f"{self.path}: cannot write the fit to its fits table ({type(exc).__name__}: "

@@ -1,0 +1,91 @@
+"""A store that cannot be written once a live estimate or comparison has begun (a disk full,
+a folder this user may not write: DuckDB writes ``STORE.wal`` there as it commits) is one
+``error:`` line, exit 1, with what to do, as ``select live`` says it
+(``test_config_hostile.py``); the answers committed before stay and the same command resumes.
+Before, ``estimate --live`` and ``compare --live`` ended in DuckDB's traceback (seen with
+``setpriv`` dropping root's ``CAP_DAC_OVERRIDE`` on the store's folder)."""
+
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+import pytest
+
+from latentbench.io.store import Store
+
+from .conftest import run_cli, said
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["estimate", "{cal}", "--model", "model-1", "--budget", "6"],
+        ["compare", "{cal}", "--a", "model-1", "--b", "model-2", "--budget", "6"],
+    ],
+)
+def test_a_store_that_cannot_be_written_mid_run_is_one_error_line(live_setup, monkeypatch, command):
+    s = live_setup
+    config = s.write_config()
+    cal = s.tmp / "calib.csv"
+    pd.read_csv(s.tmp / "history.csv").to_csv(cal, index=False)
+    store = s.tmp / "full.duckdb"
+    args = [a.format(cal=cal) for a in command]
+    args += ["--live", str(config), "--store", str(store), "--quiet"]
+    real = Store.add_observations
+    calls = {"n": 0}
+
+    def filling(self, *a, **k):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise duckdb.TransactionException(
+                "TransactionContext Error: Failed to commit: could not write file: No space left"
+            )
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Store, "add_observations", filling)
+    outcome = run_cli(*args, env={s.key_env: s.api_key})
+    monkeypatch.setattr(Store, "add_observations", real)
+    text = " ".join(outcome.output.split())  # stdout and stderr
+    assert outcome.exit_code == 1, said(outcome)
+    assert "Traceback" not in text and text.count("error:") == 1, text
+    assert (
+        f"error: {store}: the store could not be written (TransactionContext Error: Failed to "
+        "commit: could not write file: No space left); the answers committed before are kept. "
+        "Free the space or fix the store's folder"
+    ) in text, text
+    assert "then run the same command again: it resumes the run" in text, text
+    paid = sum(s.state.answered.values())
+    again = run_cli(*args, env={s.key_env: s.api_key})
+    assert again.exit_code == 0, said(again)
+    with Store(store, read_only=True) as db:
+        stored = sum(len(db.selection_observations(r["run_id"])) for r in db.selection_runs())
+    # the cells stored before were not asked again: only the one lost with the failed commit
+    assert sum(s.state.answered.values()) <= stored + 1, (paid, stored)
+
+
+def test_an_in_memory_store_is_refused_by_the_commands_that_write_one(live_setup):
+    """``--store :memory:`` (DuckDB's in-memory database, which ``Store`` takes from Python)
+    ended with the command: ``ingest`` said '4 new rows in :memory:' and kept none, and
+    ``select live`` paid 128 requests, said '128 stored in all' and kept none (a re-run paid
+    them again). Each command that writes its store refuses it before any work."""
+    s = live_setup
+    config = s.write_config()
+    cal = s.tmp / "calib.csv"
+    pd.read_csv(s.tmp / "history.csv").to_csv(cal, index=False)
+    live = ["--live", str(config), "--store", ":memory:"]
+    paid = "every answer paid for"
+    commands = [
+        ("the rows read", ["ingest", "table", str(cal), "--store", ":memory:", "--benchmark", "h"]),
+        (paid, ["select", "live", "--config", str(config), "--store", ":memory:"]),
+        (paid, ["estimate", str(cal), *live, "--model", "model-1"]),
+        (paid, ["compare", str(cal), *live, "--a", "model-1", "--b", "model-2"]),
+    ]
+    for what, args in commands:
+        outcome = run_cli(*args, env={s.key_env: s.api_key})
+        text = " ".join(outcome.output.split())
+        assert outcome.exit_code == 2, said(outcome)
+        assert text.startswith(
+            f"error: --store :memory:: an in-memory store ends with the command, so {what}"
+        ), text
+        assert "expected a store file (e.g. --store results.duckdb" in text, text
+    assert s.state.requests == []  # nothing paid
