@@ -554,10 +554,27 @@ class SequentialEstimate:
         Raises
         ------
         InputError
-            When ``y`` is outside [0, 1].
+            When ``y`` is outside [0, 1], ``j`` is not an index of the population, the item
+            was already observed (its answer counted twice would bias the estimate and
+            narrow the interval, silently), or ``pi`` gave it no probability.
         """
         if not 0.0 <= y <= 1.0:
             raise InputError(f"score {y!r}; expected a value in [0, 1]")
+        if not 0 <= j < self.n:  # (a negative j would index from the end, silently)
+            raise InputError(
+                f"item index j={j!r}; expected an index of the population in [0, {self.n - 1}]"
+            )
+        if not self.unrevealed[j] or not pi[j] > 0:
+            item = self.cal.item_ids[int(self.population[j])]
+            said = (
+                f"item {item!r} (index {j}) was already observed (answer {y!r} given again)"
+                if not self.unrevealed[j]
+                else f"item {item!r} (index {j}) has probability {float(pi[j])!r} in pi"
+            )
+            raise InputError(
+                f"{said}; expected an unrevealed item drawn from pi with a positive "
+                "probability, as choose() returns it (each item is observed once)"
+            )
         n, U, W = self.n, self.unrevealed, self.W
         f = self.f
         # unweighted, every weight is exactly 1: W * x is x, a sum of them a count (the same
