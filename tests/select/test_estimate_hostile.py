@@ -56,3 +56,53 @@ def test_observing_an_index_outside_the_population_or_without_probability_is_ref
     with pytest.raises(InputError, match=r"item 'q003' \(index 3\) has probability 0\.0 in pi"):
         seq.observe(3, 1.0, zero)
     assert not seq.order and seq.unrevealed.all()
+
+
+# -- 2. a calibration's responses at the bounds --------------------------------------------------
+def _bare(Y: np.ndarray) -> object:
+    from latentbench.select._estimate_calibration import Calibration
+
+    K, n = Y.shape
+    rng = np.random.default_rng(0)
+    return Calibration(
+        item_ids=tuple(f"q{j}" for j in range(n)),
+        V=rng.normal(size=(n, 1)),
+        b=rng.normal(size=n),
+        sigma=1.0,
+        model_ids=tuple(f"m{k}" for k in range(K)),
+        model_scores=np.full(K, 0.5),
+        model_factors=rng.normal(size=(K, 1)),
+        source="test",
+        hash="0" * 16,
+        responses=Y,
+    )
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize(("value", "bound"), [(1 + 1e-12, 1), (-1e-12, 0), (1 + 1e-9, 1)])
+def test_a_rounding_past_a_bound_in_given_responses_is_that_bound(value, bound, dtype):
+    """Given responses were checked after float32 storage: 1 + 1e-12 was kept as float32's
+    1.0 (and made a 0/1 matrix float32, not int8) while -1e-12 was refused. Now read as every
+    reader of scores reads them (docs/formats.md): a rounding past 0 or 1 within 1e-9 is
+    that bound, so a 0/1 matrix with one is still kept as 0/1."""
+    Y = np.array([[0.0, 1.0, 0.0]] * 4, dtype=dtype)
+    Y[1, 2] = value
+    Y[2, 0] = np.nan
+    kept = _bare(Y).responses
+    assert kept.dtype == (np.int8 if dtype == np.float64 else np.float32)
+    assert kept[1, 2] == bound and kept[0, 1] == 1 and (kept[2, 0] == -1 or np.isnan(kept[2, 0]))
+
+
+@pytest.mark.parametrize("value", [1 + 2e-9, 1 + 5e-8, -2e-9])
+def test_a_float64_score_past_the_rounding_is_refused_before_float32_rounds_it(value):
+    """1 + 2e-9 and 1 + 5e-8 were accepted as float32's 1.0 (the readers refuse them: no
+    rounding puts a score that far past 1). Now refused naming the value as given, the cell
+    and what was expected."""
+    Y = np.array([[0.0, 0.5, 1.0]] * 4)
+    Y[3, 1] = value
+    with pytest.raises(InputError) as info:
+        _bare(Y)
+    assert str(info.value) == (
+        f"calibration: field 'responses' holds {value!r} (model 'm3', item 'q1'; 1 such "
+        "cell(s)); expected NaN (not observed) or a number in [0, 1] in the float64 array given"
+    )
