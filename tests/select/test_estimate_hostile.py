@@ -3,6 +3,8 @@ calibration's scores at the bounds, ... each test reproduces one finding."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -106,3 +108,42 @@ def test_a_float64_score_past_the_rounding_is_refused_before_float32_rounds_it(v
         f"calibration: field 'responses' holds {value!r} (model 'm3', item 'q1'; 1 such "
         "cell(s)); expected NaN (not observed) or a number in [0, 1] in the float64 array given"
     )
+
+
+# -- 3. a new model whose answers are a calibration model's ---------------------------------------
+def _twin_notes(result: object) -> list[str]:
+    return [w for w in result.warnings if "gave the same answers as calibration model" in w]
+
+
+@pytest.mark.parametrize("fractional", [False, True])
+def test_answers_that_are_a_calibration_models_are_said(fractional):
+    """A calibration model's results given again under another name were estimated and
+    ranked against their own copy without a word (its score is known: it is in the
+    calibration). Now one note names the calibration model and the way to leave the copy out
+    of the rank; none for the model's own name (the rank's namesake rule says it), for one
+    answer changed, or for the same answers on fewer items."""
+    from latentbench.select import estimate
+
+    frame = _matrix()
+    if fractional:  # kept as float32: the answers compared as float32 stores them
+        frame.iloc[:, ::3] *= 0.5
+    cal = from_matrix(ResponseMatrix.from_wide(frame), rank=1)
+    row = frame.loc["m5"]
+    with pytest.warns(UserWarning):
+        result = estimate(cal, row.rename("copy"), budget=5)
+    (note,) = _twin_notes(result)
+    assert note.startswith(
+        "model 'copy' gave the same answers as calibration model 'm5' on every item (40 "
+        "answered; the same results under another name?)"
+    ), note
+    assert "--label m5" in note
+    with pytest.warns(UserWarning):
+        assert not _twin_notes(estimate(cal, row.rename("m5"), budget=5))
+    changed = row.copy()
+    changed.iloc[7] = 1.0 - changed.iloc[7]
+    fewer = row.copy()
+    fewer.iloc[:3] = np.nan
+    for other in (changed, fewer):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert not _twin_notes(estimate(cal, other.rename("copy"), budget=5))

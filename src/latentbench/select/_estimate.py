@@ -1502,6 +1502,37 @@ def _spelling_hint(unknown: Sequence[str], known: Sequence[str]) -> str:
 
 
 # ------------------------------------------------------------------------------ the loop
+def _calibration_twin_note(cal: Calibration, name: str, y: np.ndarray) -> list[str]:
+    """The note saying that the new model's answers are a calibration model's, cell for
+    cell (the same items answered, the same scores: its results given again under another
+    name, most likely), empty otherwise or when the calibration keeps no responses (a fit
+    directory). The estimate does not use it (only the items drawn are read); the rank then
+    counts the model's own copy. One comparison of ``y`` with every calibration row (a
+    namesake is said already, by the rank's rule)."""
+    Y = cal.responses
+    seen = np.isfinite(y)
+    if Y is None or not seen.any():
+        return []
+    if Y.dtype == np.int8:  # 0/1 responses, -1 not observed: a fractional answer is no twin
+        if not bool(np.all((y[seen] == 0.0) | (y[seen] == 1.0))):
+            return []
+        same = (Y == np.where(seen, y, -1.0).astype(np.int8)).all(axis=1)
+    else:  # float32, NaN not observed: the answers as float32 store them
+        row = y.astype(np.float32)
+        same = ((Y == row) | (np.isnan(Y) & ~seen)).all(axis=1)
+    twins = [cal.model_ids[k] for k in np.flatnonzero(same) if cal.model_ids[k] != name]
+    if not twins:
+        return []
+    shown = ", ".join(repr(m) for m in twins[:3]) + (", ..." if len(twins) > 3 else "")
+    return [
+        f"model {name!r} gave the same answers as calibration model"
+        f"{'s' if len(twins) > 1 else ''} {shown} on every item ({int(seen.sum()):,} "
+        "answered; the same results under another name?): its score is then known without "
+        "an estimate, and it is ranked against its own copy; if it is that model, give it "
+        f"that name (--label {twins[0]}; label=) to leave the copy out of the rank"
+    ]
+
+
 def _rng(seed: int, model: str) -> np.random.Generator:
     """The model's own random stream: the same for a model whoever else is in the call."""
     return np.random.default_rng([int(seed), zlib.crc32(model.encode())])
@@ -1946,6 +1977,7 @@ def estimate(
     cal = load_calibration(calibration, rank=rank, cache=cache)
     checked = None if weights is None else read_weights(cal, weights)
     name, y, notes = _answers(cal, responses, model, label=label)
+    notes.extend(_calibration_twin_note(cal, name, y))
     options: dict[str, Any] = {
         "seed": int(seed),
         "delta": float(delta),
