@@ -124,7 +124,7 @@ def test_answers_that_are_a_calibration_models_are_said(fractional):
     answer changed, or for the same answers on fewer items."""
     from latentbench.select import estimate
 
-    frame = _matrix()
+    frame = _matrix(n_items=80)  # past the first 64 items, which are compared first
     if fractional:  # kept as float32: the answers compared as float32 stores them
         frame.iloc[:, ::3] *= 0.5
     cal = from_matrix(ResponseMatrix.from_wide(frame), rank=1)
@@ -133,17 +133,17 @@ def test_answers_that_are_a_calibration_models_are_said(fractional):
         result = estimate(cal, row.rename("copy"), budget=5)
     (note,) = _twin_notes(result)
     assert note.startswith(
-        "model 'copy' gave the same answers as calibration model 'm5' on every item (40 "
+        "model 'copy' gave the same answers as calibration model 'm5' on every item (80 "
         "answered; the same results under another name?)"
     ), note
     assert "--label m5" in note
     with pytest.warns(UserWarning):
         assert not _twin_notes(estimate(cal, row.rename("m5"), budget=5))
     changed = row.copy()
-    changed.iloc[7] = 1.0 - changed.iloc[7]
+    changed.iloc[70] = 1.0 - changed.iloc[70]
     fewer = row.copy()
-    fewer.iloc[:3] = np.nan
-    for other in (changed, fewer):
+    fewer.iloc[[3, 75]] = np.nan
+    for other in (changed, fewer, fewer.iloc[:-10]):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             assert not _twin_notes(estimate(cal, other.rename("copy"), budget=5))

@@ -1516,11 +1516,21 @@ def _calibration_twin_note(cal: Calibration, name: str, y: np.ndarray) -> list[s
     if Y.dtype == np.int8:  # 0/1 responses, -1 not observed: a fractional answer is no twin
         if not bool(np.all((y[seen] == 0.0) | (y[seen] == 1.0))):
             return []
-        same = (Y == np.where(seen, y, -1.0).astype(np.int8)).all(axis=1)
+        row = np.where(seen, y, -1.0).astype(np.int8)
     else:  # float32, NaN not observed: the answers as float32 store them
         row = y.astype(np.float32)
-        same = ((Y == row) | (np.isnan(Y) & ~seen)).all(axis=1)
-    twins = [cal.model_ids[k] for k in np.flatnonzero(same) if cal.model_ids[k] != name]
+
+    def same(block: np.ndarray, want: np.ndarray) -> np.ndarray:
+        if Y.dtype == np.int8:
+            return np.asarray((block == want).all(axis=1))
+        return np.asarray(((block == want) | (np.isnan(block) & np.isnan(want))).all(axis=1))
+
+    # the rows that agree on the first 64 items, then those on every item (a row in full
+    # for the few candidates only: the check costs K x 64 cells a model, not K x n)
+    rows = np.flatnonzero(same(Y[:, :64], row[:64]))
+    if rows.size:
+        rows = rows[same(Y[rows], row)]
+    twins = [cal.model_ids[k] for k in rows.tolist() if cal.model_ids[k] != name]
     if not twins:
         return []
     shown = ", ".join(repr(m) for m in twins[:3]) + (", ..." if len(twins) > 3 else "")
