@@ -60,6 +60,36 @@ def test_observing_an_index_outside_the_population_or_without_probability_is_ref
     assert not seq.order and seq.unrevealed.all()
 
 
+def test_a_population_of_unknown_or_repeated_positions_is_refused(cal):
+    """A population holding -1 (what Calibration.positions gives for an unknown item id)
+    was accepted and estimated the last item in its place; one listing an item twice made
+    its answer weigh double in the target; a position past the calibration was a raw
+    IndexError. Now each is refused naming the position or the item."""
+    n = cal.n_items
+    for pop, said in (
+        ([0, -1], rf"position -1 \(entry 1\) is not one of the calibration's {n} items"),
+        ([0, n], rf"position {n} \(entry 1\) is not one of the calibration's {n} items"),
+        ([0, 5, 5], r"item 'q005' \(position 5\) is listed 2 times; expected each item once"),
+    ):
+        with pytest.raises(InputError, match=said):
+            SequentialEstimate(cal, np.array(pop), delta=0.05)
+    unknown = cal.positions(["q001", "no-such-item"])
+    with pytest.raises(InputError, match=r"Calibration\.positions gives -1"):
+        SequentialEstimate(cal, unknown, delta=0.05)
+
+
+def test_drawing_after_every_item_is_revealed_is_refused(cal):
+    """choose() on an exhausted run was a raw IndexError (index -4 out of bounds)."""
+    seq = SequentialEstimate(cal, np.array([0, 1, 2]), delta=0.05)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        j, pi = seq.choose(rng)
+        seq.observe(j, 1.0, pi)
+    assert seq.exhausted and seq.interval == (1.0, 1.0)
+    with pytest.raises(InputError, match=r"every item of the population \(3\) is revealed"):
+        seq.choose(rng)
+
+
 # -- 2. a calibration's responses at the bounds --------------------------------------------------
 def _bare(Y: np.ndarray) -> object:
     from latentbench.select._estimate_calibration import Calibration
