@@ -177,3 +177,36 @@ def test_answers_that_are_a_calibration_models_are_said(fractional):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             assert not _twin_notes(estimate(cal, other.rename("copy"), budget=5))
+
+
+# -- 4. an edited estimate.json read back --------------------------------------------------------
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        ({"score": 1.5}, "field 'score' holds 1.5; expected a score in [0, 1]"),
+        ({"lower": -0.2}, "field 'lower' holds -0.2; expected a score in [0, 1]"),
+        ({"lower": 0.9, "upper": 0.1}, "fields 'lower' and 'upper' hold 0.9 > 0.1"),
+        ({"level": 2}, "field 'level' holds 2; expected 1 - delta in (0, 1]"),
+    ],
+)
+def test_an_edited_record_with_no_score_or_a_reversed_interval_is_refused(
+    cal, tmp_path, edit, said
+):
+    """EstimateSet.read took an estimate.json edited to a score of 1.5, an interval from
+    0.9 to 0.1 or a level of 2 as it was (the report drew them so); only their types were
+    checked. Now refused naming the file, the field, the value and what was expected; the
+    record as written reads back."""
+    import json
+
+    from latentbench.select import EstimateSet, estimate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        estimate(cal, _matrix(seed=9).iloc[0].rename("new"), budget=5).save(tmp_path)
+    file = tmp_path / "estimate.json"
+    assert EstimateSet.read(tmp_path)["new"].n_evaluated == 5
+    record = json.loads(file.read_text())
+    file.write_text(json.dumps({**record, **edit}))
+    with pytest.raises(InputError) as info:
+        EstimateSet.read(tmp_path)
+    assert str(info.value).startswith(f"{file}: {said}"), str(info.value)

@@ -375,10 +375,27 @@ class EstimateResult:
             if values.get("n_calibrated") is None:  # a record written before it, or re-saved
                 values["n_calibrated"] = 0
             _check_record_numbers(values, ints=(*_RECORD_INTS, "n_calibrated"))
+            _check_record_ranges(values)
             _check_record_columns(values)
             return cls(**values)
         except (KeyError, TypeError) as exc:
             raise InputError(f"not an estimate record ({type(exc).__name__}: {exc})") from None
+
+
+def _check_record_ranges(values: Mapping[str, Any]) -> None:
+    """Refuse an edited record whose score or interval is no score (outside [0, 1]), whose
+    interval is reversed or whose level is no level: they were read back as they were and
+    drawn so (a score of 1.5, an interval from 0.9 to 0.1, a level of 2)."""
+    for name in ("score", "lower", "upper"):
+        if name in values and not 0.0 <= values[name] <= 1.0:
+            raise InputError(f"field {name!r} holds {values[name]!r}; expected a score in [0, 1]")
+    if "lower" in values and "upper" in values and values["lower"] > values["upper"]:
+        raise InputError(
+            f"fields 'lower' and 'upper' hold {values['lower']!r} > {values['upper']!r}; "
+            "expected lower <= upper"
+        )
+    if "level" in values and not 0.0 < values["level"] <= 1.0:  # 1.0: a delta under 1e-16
+        raise InputError(f"field 'level' holds {values['level']!r}; expected 1 - delta in (0, 1]")
 
 
 def _check_record_columns(values: Mapping[str, Any]) -> None:
