@@ -3,6 +3,7 @@ calibration's scores at the bounds, ... each test reproduces one finding."""
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -210,3 +211,30 @@ def test_an_edited_record_with_no_score_or_a_reversed_interval_is_refused(
     with pytest.raises(InputError) as info:
         EstimateSet.read(tmp_path)
     assert str(info.value).startswith(f"{file}: {said}"), str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        ({"difference": 1.5}, "field 'difference' holds 1.5; expected a difference of scores"),
+        ({"lower": 0.4, "upper": -0.4}, "fields 'lower' and 'upper' hold 0.4 > -0.4"),
+        ({"level": 0}, "field 'level' holds 0; expected 1 - delta in (0, 1]"),
+    ],
+)
+def test_an_edited_comparison_with_a_reversed_interval_is_refused(cal, tmp_path, edit, said):
+    """CompareResult.read took a compare.json edited to a difference of 1.5, a reversed
+    interval or a level of 0 as it was. Now refused naming the field and the value."""
+    import json
+
+    from latentbench.select import CompareResult, compare
+
+    rows = _matrix(seed=9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = compare(cal, rows.iloc[0].rename("a"), rows.iloc[1].rename("b"), budget=5)
+    result.save(tmp_path)
+    file = tmp_path / "compare.json"
+    assert CompareResult.read(tmp_path).n_evaluated == 5
+    file.write_text(json.dumps({**json.loads(file.read_text()), **edit}))
+    with pytest.raises(InputError, match=re.escape(said)):
+        CompareResult.read(tmp_path)

@@ -382,13 +382,16 @@ class EstimateResult:
             raise InputError(f"not an estimate record ({type(exc).__name__}: {exc})") from None
 
 
-def _check_record_ranges(values: Mapping[str, Any]) -> None:
+def _check_record_ranges(values: Mapping[str, Any], point: str = "score") -> None:
     """Refuse an edited record whose score or interval is no score (outside [0, 1]), whose
     interval is reversed or whose level is no level: they were read back as they were and
-    drawn so (a score of 1.5, an interval from 0.9 to 0.1, a level of 2)."""
-    for name in ("score", "lower", "upper"):
-        if name in values and not 0.0 <= values[name] <= 1.0:
-            raise InputError(f"field {name!r} holds {values[name]!r}; expected a score in [0, 1]")
+    drawn so (a score of 1.5, an interval from 0.9 to 0.1, a level of 2). ``point``:
+    ``"difference"`` for a comparison's record (a difference of scores, in [-1, 1])."""
+    low, what = (-1.0, "a difference of scores in [-1, 1]") if point == "difference" else (
+        0.0, "a score in [0, 1]")  # fmt: skip
+    for name in (point, "lower", "upper"):
+        if name in values and not low <= values[name] <= 1.0:
+            raise InputError(f"field {name!r} holds {values[name]!r}; expected {what}")
     if "lower" in values and "upper" in values and values["lower"] > values["upper"]:
         raise InputError(
             f"fields 'lower' and 'upper' hold {values['lower']!r} > {values['upper']!r}; "
