@@ -238,3 +238,18 @@ def test_an_edited_comparison_with_a_reversed_interval_is_refused(cal, tmp_path,
     file.write_text(json.dumps({**json.loads(file.read_text()), **edit}))
     with pytest.raises(InputError, match=re.escape(said)):
         CompareResult.read(tmp_path)
+
+
+# -- 5. the legend's delta ------------------------------------------------------------------------
+def test_the_legend_says_the_delta_given_even_where_the_level_rounds_to_one(cal):
+    """The legend recomputed --delta as 1 - level: a delta of 1e-300 (level 1.0 in floats)
+    was printed '--delta 0', a value the command refuses. Now the delta given."""
+    from latentbench.cli._estimate import interval_legend
+    from latentbench.select import estimate
+
+    answers = _matrix(seed=9).iloc[0].rename("new")
+    for delta, shown in ((1e-300, "1e-300"), (0.05, "0.05"), (0.1, "0.1")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = estimate(cal, answers, budget=5, delta=delta)
+        assert f"(--delta {shown});" in interval_legend([result])
