@@ -406,6 +406,15 @@ def _level(level: float) -> str:
     return percent(level)
 
 
+def _delta(result: Any) -> str:
+    """The ``--delta`` a result was made with, as given (its options), for the legend:
+    ``1 - level`` printed ``0`` for a delta under 1e-16, where the level rounds to 1."""
+    delta = result.options.get("delta")
+    if not isinstance(delta, float | int) or isinstance(delta, bool) or not 0 < delta < 1:
+        delta = 1 - result.level  # a record without it
+    return f"{delta:g}"
+
+
 def interval_legend(results: Any) -> str | None:
     """What the bracket of the estimate lines is (their level and guarantee), or None when
     every score is exact (every item answered)."""
@@ -421,7 +430,7 @@ def interval_legend(results: Any) -> str | None:
         what = what.replace("of the ", "of the weighted ", 1)
     return (
         f"[ ]: the {'/'.join(levels)} interval {what}, valid at every step whether or not "
-        f"the IRT model fits (--delta {1 - shown[0].level:g}); the rank's range follows from it"
+        f"the IRT model fits (--delta {_delta(shown[0])}); the rank's range follows from it"
     )
 
 
@@ -1440,7 +1449,7 @@ def _print_comparison(result: Any, quiet: bool) -> None:
                 else f"{scores} on the items both answered"
             )
             + ", valid at every step whether or not the IRT model fits "
-            f"(--delta {1 - result.level:g})",
+            f"(--delta {_delta(result)})",
             soft_wrap=True,
             markup=False,
         )

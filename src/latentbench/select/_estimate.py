@@ -375,10 +375,30 @@ class EstimateResult:
             if values.get("n_calibrated") is None:  # a record written before it, or re-saved
                 values["n_calibrated"] = 0
             _check_record_numbers(values, ints=(*_RECORD_INTS, "n_calibrated"))
+            _check_record_ranges(values)
             _check_record_columns(values)
             return cls(**values)
         except (KeyError, TypeError) as exc:
             raise InputError(f"not an estimate record ({type(exc).__name__}: {exc})") from None
+
+
+def _check_record_ranges(values: Mapping[str, Any], point: str = "score") -> None:
+    """Refuse an edited record whose score or interval is no score (outside [0, 1]), whose
+    interval is reversed or whose level is no level: they were read back as they were and
+    drawn so (a score of 1.5, an interval from 0.9 to 0.1, a level of 2). ``point``:
+    ``"difference"`` for a comparison's record (a difference of scores, in [-1, 1])."""
+    low, what = (-1.0, "a difference of scores in [-1, 1]") if point == "difference" else (
+        0.0, "a score in [0, 1]")  # fmt: skip
+    for name in (point, "lower", "upper"):
+        if name in values and not low <= values[name] <= 1.0:
+            raise InputError(f"field {name!r} holds {values[name]!r}; expected {what}")
+    if "lower" in values and "upper" in values and values["lower"] > values["upper"]:
+        raise InputError(
+            f"fields 'lower' and 'upper' hold {values['lower']!r} > {values['upper']!r}; "
+            "expected lower <= upper"
+        )
+    if "level" in values and not 0.0 < values["level"] <= 1.0:  # 1.0: a delta under 1e-16
+        raise InputError(f"field 'level' holds {values['level']!r}; expected 1 - delta in (0, 1]")
 
 
 def _check_record_columns(values: Mapping[str, Any]) -> None:
@@ -1502,6 +1522,47 @@ def _spelling_hint(unknown: Sequence[str], known: Sequence[str]) -> str:
 
 
 # ------------------------------------------------------------------------------ the loop
+def _calibration_twin_note(cal: Calibration, name: str, y: np.ndarray) -> list[str]:
+    """The note saying that the new model's answers are a calibration model's, cell for
+    cell (the same items answered, the same scores: its results given again under another
+    name, most likely), empty otherwise or when the calibration keeps no responses (a fit
+    directory). The estimate does not use it (only the items drawn are read); the rank then
+    counts the model's own copy. One comparison of ``y`` with every calibration row (a
+    namesake is said already, by the rank's rule)."""
+    Y = cal.responses
+    seen = np.isfinite(y)
+    if Y is None or not seen.any():
+        return []
+    if Y.dtype == np.int8:  # 0/1 responses, -1 not observed: a fractional answer is no twin
+        if not bool(np.all((y[seen] == 0.0) | (y[seen] == 1.0))):
+            return []
+        row = np.where(seen, y, -1.0).astype(np.int8)
+    else:  # float32, NaN not observed: the answers as float32 store them
+        row = y.astype(np.float32)
+
+    def same(block: np.ndarray, want: np.ndarray) -> np.ndarray:
+        if Y.dtype == np.int8:
+            return np.asarray((block == want).all(axis=1))
+        return np.asarray(((block == want) | (np.isnan(block) & np.isnan(want))).all(axis=1))
+
+    # the rows that agree on the first 64 items, then those on every item (a row in full
+    # for the few candidates only: the check costs K x 64 cells a model, not K x n)
+    rows = np.flatnonzero(same(Y[:, :64], row[:64]))
+    if rows.size:
+        rows = rows[same(Y[rows], row)]
+    twins = [cal.model_ids[k] for k in rows.tolist() if cal.model_ids[k] != name]
+    if not twins:
+        return []
+    shown = ", ".join(repr(m) for m in twins[:3]) + (", ..." if len(twins) > 3 else "")
+    return [
+        f"model {name!r} gave the same answers as calibration model"
+        f"{'s' if len(twins) > 1 else ''} {shown} on every item ({int(seen.sum()):,} "
+        "answered; the same results under another name?): its score is then known without "
+        "an estimate, and it is ranked against its own copy; if it is that model, give it "
+        f"that name (--label {twins[0]}; label=) to leave the copy out of the rank"
+    ]
+
+
 def _rng(seed: int, model: str) -> np.random.Generator:
     """The model's own random stream: the same for a model whoever else is in the call."""
     return np.random.default_rng([int(seed), zlib.crc32(model.encode())])
@@ -1946,6 +2007,7 @@ def estimate(
     cal = load_calibration(calibration, rank=rank, cache=cache)
     checked = None if weights is None else read_weights(cal, weights)
     name, y, notes = _answers(cal, responses, model, label=label)
+    notes.extend(_calibration_twin_note(cal, name, y))
     options: dict[str, Any] = {
         "seed": int(seed),
         "delta": float(delta),

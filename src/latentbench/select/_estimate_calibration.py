@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
 import numpy as np
 
-from latentbench._checks import is_integer, user_stacklevel
+from latentbench._checks import bounded_scores, is_integer, user_stacklevel
 from latentbench.exceptions import (
     ConvergenceWarning,
     DataWarning,
@@ -131,7 +131,9 @@ class Calibration:
         is 0 or 1, else float32 (NaN where not observed). None when the source carries no
         responses (a fit directory): the weighted scores are then the fitted ones, and the
         estimate says so. A score outside [0, 1], +-inf included (never read as not
-        observed), is an :class:`~latentbench.exceptions.InputError` naming its cell; an
+        observed), is an :class:`~latentbench.exceptions.InputError` naming its cell (a
+        float rounding past 0 or 1 by at most 1e-9 is that bound, checked before float32
+        storage rounds it, as every reader of scores reads it: docs/formats.md); an
         array of objects is read as numbers (None, ``pd.NA`` and NaN not observed, a text
         refused).
     """
@@ -209,7 +211,10 @@ class Calibration:
                     Y = shown = _as_scores(Y, self.model_ids, self.item_ids)
                 if Y.dtype.kind == "f":  # an infinite score is no missing cell (-1 once kept)
                     _refuse_infinite(Y, self.model_ids, self.item_ids)
+                    Y = _bounded(Y, shown, given, self.model_ids, self.item_ids)
                 Y = compact_responses(Y)
+            elif Y.dtype == np.float32:
+                Y = _bounded(Y, shown, given, self.model_ids, self.item_ids)
             _check_responses(Y, self.model_ids, self.item_ids, shown, given)
             Y.setflags(write=False)
             object.__setattr__(self, "responses", Y)
@@ -320,6 +325,26 @@ def _check_responses(
         bad = ~np.isnan(Y) & ~((Y >= 0) & (Y <= 1))
         expected = f"NaN (not observed) or a number in [0, 1] in the {given} array given"
     _refuse_cell(shown, bad, expected, model_ids, item_ids)
+
+
+def _bounded(
+    Y: np.ndarray, shown: np.ndarray, given: np.dtype[Any], model_ids: Any, item_ids: Any
+) -> np.ndarray:
+    """Given float responses read by the rule of every score reader
+    (:func:`~latentbench._checks.bounded_scores`), before float32 storage rounds them: a
+    rounding past 0 or 1 within ``SCORE_ROUNDING`` (1e-9) is that bound, a value further out
+    is refused naming its cell (float32 kept ``1 + 5e-8`` as 1 while ``-1e-12`` was refused).
+    ``Y`` itself when every value is within [0, 1] (reductions only)."""
+    if Y.size == 0:
+        return Y
+    low, high = float(np.fmin.reduce(Y, axis=None)), float(np.fmax.reduce(Y, axis=None))
+    if math.isnan(low) or (low >= 0.0 and high <= 1.0):  # all NaN, or all within [0, 1]
+        return Y
+    bounded, outside = bounded_scores(Y)
+    if outside.any():
+        expected = f"NaN (not observed) or a number in [0, 1] in the {given} array given"
+        _refuse_cell(shown, outside, expected, model_ids, item_ids)
+    return np.asarray(bounded)
 
 
 def _as_scores(Y: np.ndarray, model_ids: Any, item_ids: Any) -> np.ndarray:

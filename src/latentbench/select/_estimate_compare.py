@@ -38,6 +38,7 @@ from latentbench.select._estimate import (
     _check_item_values,
     _check_options,
     _check_record_numbers,
+    _check_record_ranges,
     _checked_design,
     _Default,
     _Design,
@@ -386,6 +387,7 @@ class CompareResult:
             ("difference", "lower", "upper", "level"),
             ("n_evaluated", "n_items", "n_calibrated"),
         )
+        _check_record_ranges(values, "difference")  # (a reversed interval, a level of 2)
         for name in ("answers_a", "answers_b", "probabilities"):  # as the items (or none)
             column, n = values[name], len(values["items"])
             if len(column) != n and (name != "probabilities" or column):

@@ -59,6 +59,28 @@ def draw_item(
     return int(order[k])
 
 
+def _check_population(pop: np.ndarray, calibration: Calibration) -> None:
+    """Refuse a population that is not a set of the calibration's positions: one out of
+    range (a -1 indexed the last item) or one given twice, each named."""
+    n_items = calibration.n_items
+    bad = (pop < 0) | (pop >= n_items)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise InputError(
+            f"population: position {int(pop[k])} (entry {k}) is not one of the calibration's "
+            f"{n_items:,} items; expected positions in [0, {n_items - 1}] "
+            "(Calibration.positions gives -1 for an item id it does not hold)"
+        )
+    counts = np.bincount(pop, minlength=n_items)
+    if counts.max() > 1:
+        k = int(np.argmax(counts))
+        raise InputError(
+            f"population: item {calibration.item_ids[k]!r} (position {k}) is listed "
+            f"{int(counts[k])} times; expected each item once (the target is the mean over "
+            "the population: a repeat would weigh it double)"
+        )
+
+
 PROPOSALS = ("residual", "information", "uniform")
 PROXIES = ("irt", "ridge")
 """The predictions ``f``: ``irt`` the calibrated model's posterior predictive alone; ``ridge``
@@ -264,8 +286,11 @@ class SequentialEstimate:
     Raises
     ------
     InputError
-        For an empty population, weights that are not positive and finite over it, or
-        ``floor``, ``proposal``, ``point`` or ``proxy`` outside their values.
+        For an empty population, one holding a position that is not the calibration's
+        (``Calibration.positions``' -1 for an unknown id indexed the last item, silently) or
+        an item twice (its answer would weigh double in the target), weights that are not
+        positive and finite over it, or ``floor``, ``proposal``, ``point`` or ``proxy``
+        outside their values.
     """
 
     def __init__(
@@ -288,6 +313,7 @@ class SequentialEstimate:
         pop = np.asarray(population, dtype=np.int64)
         if pop.size == 0:
             raise InputError("no item to estimate over: the population is empty")
+        _check_population(pop, calibration)
         self.cal = calibration
         self.population = pop
         self.n = int(pop.size)
@@ -535,7 +561,18 @@ class SequentialEstimate:
             The item's index in the population (an unrevealed one).
         pi : ndarray of shape (n,)
             The design (:meth:`probabilities`) it was drawn from.
+
+        Raises
+        ------
+        InputError
+            When every item is revealed (:attr:`exhausted`): nothing is left to draw.
         """
+        if self.exhausted:
+            raise InputError(
+                f"every item of the population ({self.n:,}) is revealed: nothing left to "
+                "draw (the interval is the exact mean); expected a call while some item is "
+                "unrevealed (check exhausted first)"
+            )
         pi = self.probabilities()
         return draw_item(pi, self.unrevealed, rng, self.draw_order), pi
 
@@ -554,10 +591,27 @@ class SequentialEstimate:
         Raises
         ------
         InputError
-            When ``y`` is outside [0, 1].
+            When ``y`` is outside [0, 1], ``j`` is not an index of the population, the item
+            was already observed (its answer counted twice would bias the estimate and
+            narrow the interval, silently), or ``pi`` gave it no probability.
         """
         if not 0.0 <= y <= 1.0:
             raise InputError(f"score {y!r}; expected a value in [0, 1]")
+        if not 0 <= j < self.n:  # (a negative j would index from the end, silently)
+            raise InputError(
+                f"item index j={j!r}; expected an index of the population in [0, {self.n - 1}]"
+            )
+        if not self.unrevealed[j] or not pi[j] > 0:
+            item = self.cal.item_ids[int(self.population[j])]
+            said = (
+                f"item {item!r} (index {j}) was already observed (answer {y!r} given again)"
+                if not self.unrevealed[j]
+                else f"item {item!r} (index {j}) has probability {float(pi[j])!r} in pi"
+            )
+            raise InputError(
+                f"{said}; expected an unrevealed item drawn from pi with a positive "
+                "probability, as choose() returns it (each item is observed once)"
+            )
         n, U, W = self.n, self.unrevealed, self.W
         f = self.f
         # unweighted, every weight is exactly 1: W * x is x, a sum of them a count (the same
