@@ -597,11 +597,22 @@ def resolve_duplicates(
     conflicting = spread > SCORE_TOLERANCE
     same_index = sub.index[~conflicting]
     # identical values: keep the first row of each key
-    drop_same = frame.loc[same_index].duplicated(keys, keep="first")
+    same_rows = frame.loc[same_index]
+    drop_same = same_rows.duplicated(keys, keep="first")
     n_same = int(drop_same.sum())
     frame = frame.drop(index=drop_same.index[drop_same.to_numpy()])
     if report is not None:
-        report.drop("same observation in another file or tool version (kept once)", n_same)
+        # a repeat inside the file that holds the kept row, or one from another file
+        in_file = np.zeros(len(same_rows), dtype=bool)
+        if "source_file" in same_rows:
+            group_files = same_rows.groupby(keys, sort=False, dropna=False)["source_file"]
+            kept_file = group_files.transform("first")
+            in_file = (same_rows["source_file"] == kept_file).to_numpy(dtype=bool)
+        n_in_file = int((drop_same.to_numpy() & in_file).sum())
+        report.drop("same observation repeated in one file (kept once)", n_in_file)
+        report.drop(
+            "same observation in another file or tool version (kept once)", n_same - n_in_file
+        )
     if not conflicting.any():
         return frame
     bad = sub.loc[conflicting].sort_values(keys, kind="stable")
