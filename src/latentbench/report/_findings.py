@@ -167,8 +167,8 @@ def _findings(
         out.append(
             {
                 "text": "Standard errors, rank intervals and item flags were not computed: the "
-                "report had no responses (pass --responses FILE, or keep the file that fit.json "
-                "records).",
+                "report had no responses (pass responses=FILE in Python, --responses FILE on the "
+                "command line, or keep the file that fit.json records).",
                 "note": True,
             }
         )
@@ -459,5 +459,8 @@ def _live_finding(live: dict[str, Any]) -> dict[str, Any]:
         f"{int(live.get('failed_cells', 0)):,} failed cell(s)"
     )
     if int(live.get("runs_in_store", 1)) > 1:
-        text += f"; the store holds {live['runs_in_store']} runs (choose with --run-id)"
+        text += (
+            f"; the store holds {live['runs_in_store']} runs (choose with run_id= in Python, "
+            "--run-id on the command line)"
+        )
     return {"text": text + ".", "note": live.get("status") != "done"}
