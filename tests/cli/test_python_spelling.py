@@ -85,6 +85,13 @@ def _item_metadata_missing(tmp_path: Path) -> str:
     return _raised(lambda: read_item_metadata(tmp_path / "meta.csv"))
 
 
+def _output_folder_is_a_file(tmp_path: Path) -> str:
+    from latentbench.io._outputs import write_directory
+
+    (tmp_path / "est").write_text("")
+    return _raised(lambda: write_directory(tmp_path / "est", {}, last="estimate.json"))
+
+
 CASES = {
     "read_results: several metrics": (
         _several_metrics,
@@ -129,6 +136,11 @@ CASES = {
         "items=",
         "--items ",
     ),
+    "EstimateResult.save: the folder is a file": (
+        _output_folder_is_a_file,
+        "is a file; expected a directory (new or to reuse)",
+        "--out ",
+    ),
 }
 
 
@@ -149,6 +161,9 @@ def test_the_cli_rewrites_the_remaining_python_spellings_as_it_said_them():
     assert cli_spelling(said) == (
         "the half-width cannot be predicted; give ..., or choose k by hand (--k)"
     )
+    said = "cannot write d: ...; expected it free: wait until that run ends, or give this one "
+    for keyword in ("out=", "directory="):
+        assert cli_spelling(said + "another " + keyword) == said + "another --out"
 
 
 def test_a_report_page_names_both_spellings():

@@ -316,6 +316,14 @@ _SPELLINGS = (
         "(task=, --task)",
     ),
     (re.compile(r"or choose k by hand \(k=\)"), "or choose k by hand (--k)"),
+    # an output folder (write_directory: out= or directory=, the command's --out)
+    (
+        re.compile(
+            r"^(?:out|directory)=(?=\S.* is a file; expected a directory \(new or to reuse)"
+        ),
+        "--out ",
+    ),
+    (re.compile(r"give this one another (?:out|directory)=$"), "give this one another --out"),
     (re.compile(r'\bduplicates="(latest|mean|error)"'), r"--duplicates \1"),
     (re.compile(r'with --duplicates latest or "mean"'), "with --duplicates latest or mean"),
     # a long table's key column with several values (ResponseMatrix.read, read_responses)
