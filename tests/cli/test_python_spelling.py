@@ -85,6 +85,12 @@ def _item_metadata_missing(tmp_path: Path) -> str:
     return _raised(lambda: read_item_metadata(tmp_path / "meta.csv"))
 
 
+def _tiny_delta_without_precision(tmp_path: Path) -> str:
+    from latentbench.select import tiny
+
+    return _raised(lambda: tiny(tmp_path / "cal", 5, delta=0.1))
+
+
 def _output_folder_is_a_file(tmp_path: Path) -> str:
     from latentbench.io._outputs import write_directory
 
@@ -136,6 +142,12 @@ CASES = {
         "items=",
         "--items ",
     ),
+    # the command line refuses --delta without --precision itself, in its own words
+    "tiny: delta without precision": (
+        _tiny_delta_without_precision,
+        "give precision=, or drop delta (estimate's delta= sets the interval's own)",
+        "",
+    ),
     "EstimateResult.save: the folder is a file": (
         _output_folder_is_a_file,
         "is a file; expected a directory (new or to reuse)",
@@ -169,10 +181,19 @@ def test_the_cli_rewrites_the_remaining_python_spellings_as_it_said_them():
 def test_a_report_page_names_both_spellings():
     """A report page is the same file from Python and from the command line (nothing
     rewrites it): its advice names the keyword and the flag."""
-    from latentbench.report._findings import _live_finding
+    from latentbench.report._findings import (
+        _certified_finding,
+        _live_finding,
+        _no_intervals_finding,
+    )
 
     text = _live_finding({"run_id": "r2", "store": "s.duckdb", "runs_in_store": 2})["text"]
     assert "choose with run_id= in Python, --run-id on the command line" in text
+    for finding in (_no_intervals_finding("uniform"), _certified_finding(2, 0.0, "95%")):
+        assert (
+            "stop='confidence' in Python, --stop confidence on the command line"
+            in (finding["text"])
+        )
 
 
 def test_a_repeat_inside_one_file_and_one_from_another_file_are_told_apart(tmp_path):

@@ -337,7 +337,8 @@ def _no_intervals_finding(policy: str) -> dict[str, Any]:
         f"Not certified: {policy or 'the policy'} reports no intervals, so nothing bounds how "
         "far its recommendation is from the best"
         + ("; its estimates impute unrevealed cells and are biased" if biased else "")
-        + " (--stop confidence certifies a policy that reveals uniform cells on those cells)."
+        + " (stop='confidence' in Python, --stop confidence on the command line, certifies a "
+        "policy that reveals uniform cells on those cells)."
     )
     return {"text": text, "note": True}
 
@@ -411,7 +412,8 @@ def _certified_finding(overlap: int, eps: float, kind: str, delta: Any = None) -
     return {
         "text": f"Not certified: {overlap} other model(s) have intervals reaching the "
         "best model's lower bound, so the data do not yet rule them out; a larger "
-        "budget (or --stop confidence) would separate them.",
+        "budget (or stop='confidence' in Python, --stop confidence on the command line) would "
+        "separate them.",
         "note": True,
     }
 
@@ -448,7 +450,8 @@ def _first_certified(data: dict[str, Any], n_models: int, n_items: Any) -> dict[
     return {
         "text": f"First certified after {paid:,} cells{share} "
         f"({data.get('certified_model')}): {went_on}; "
-        "--stop confidence stops at the first certificate."
+        "stop='confidence' in Python (--stop confidence on the command line) stops at the "
+        "first certificate."
     }
 
 

@@ -2666,7 +2666,7 @@ def tiny(
         if delta is not None:
             raise InputError(
                 f"delta={delta!r} without precision: delta is the level the precision is "
-                "predicted at; give precision=, or drop delta (estimate --delta sets the "
+                "predicted at; give precision=, or drop delta (estimate's delta= sets the "
                 "interval's own)"
             )
         if responses is not None:
