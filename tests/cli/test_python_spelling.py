@@ -20,6 +20,7 @@ import pytest
 from latentbench.cli._common import cli_spelling
 from latentbench.exceptions import InputError
 
+FORMATS = Path(__file__).resolve().parents[1] / "data" / "formats"
 _FLAG = re.compile(r"(?<![\w`-])--[a-z]")
 
 
@@ -30,16 +31,23 @@ def _raised(call: Callable[[], object]) -> str:
 
 
 def _several_metrics(tmp_path: Path) -> str:
-    from latentbench.io.formats._common import resolve
+    from latentbench.io import read_results
 
-    return _raised(lambda: resolve("metric", None, "mmlu", ["acc", "f1"], "r.json"))
+    return _raised(lambda: read_results("lighteval", FORMATS / "lighteval" / "details"))
 
 
 def _several_scorers(tmp_path: Path) -> str:
-    from latentbench.io.formats._common import resolve
+    from latentbench.io import read_results
 
     # Inspect's scorer is chosen with filter= (--filter)
-    return _raised(lambda: resolve("scorer", None, "it's", ["a", "b"], "x.eval", keyword="filter"))
+    return _raised(lambda: read_results("inspect", FORMATS / "inspect" / "logs"))
+
+
+def _several_metrics_quoted(tmp_path: Path) -> str:
+    from latentbench.io.formats._common import resolve
+
+    # a benchmark name with a quote: repr'd in Python, given as is on the command line
+    return _raised(lambda: resolve("metric", None, "it's", ["a", "b"], "r.json"))
 
 
 def _lm_eval_without_task(tmp_path: Path) -> str:
@@ -101,17 +109,24 @@ def _output_folder_is_a_file(tmp_path: Path) -> str:
 CASES = {
     "read_results: several metrics": (
         _several_metrics,
-        "r.json: 'mmlu' has several metrics (acc, f1); choose one with metric=NAME or "
-        "metric={'mmlu': NAME}",
-        "r.json: 'mmlu' has several metrics (acc, f1); choose one with --metric NAME or "
-        "--metric 'mmlu=NAME'",
+        "'arc:challenge|25' has several metrics (acc, acc_norm); choose one with metric=NAME "
+        "or metric={'arc:challenge|25': NAME}",
+        "'arc:challenge|25' has several metrics (acc, acc_norm); choose one with --metric "
+        "NAME or --metric 'arc:challenge|25=NAME'",
     ),
     "read_results: several Inspect scorers": (
         _several_scorers,
-        'x.eval: "it\'s" has several scorers (a, b); choose one with filter=NAME or '
-        'filter={"it\'s": NAME}',
-        'x.eval: "it\'s" has several scorers (a, b); choose one with --filter NAME or '
-        "--filter 'it's=NAME'",
+        "'theory_of_mind' has several scorers (match, model_graded_fact); choose one with "
+        "filter=NAME or filter={'theory_of_mind': NAME}",
+        "'theory_of_mind' has several scorers (match, model_graded_fact); choose one with "
+        "--filter NAME or --filter 'theory_of_mind=NAME'",
+    ),
+    "read_results: several metrics, a name with a quote": (
+        _several_metrics_quoted,
+        'r.json: "it\'s" has several metrics (a, b); choose one with metric=NAME or '
+        'metric={"it\'s": NAME}',
+        'r.json: "it\'s" has several metrics (a, b); choose one with --metric NAME or '
+        "--metric 'it's=NAME'",
     ),
     "read_results: lm-eval file without a task": (
         _lm_eval_without_task,
