@@ -253,7 +253,7 @@ def test_live_items_and_report_item_metadata_read_a_compressed_file(tmp_path, su
     parquet.write_bytes(PACK[suffix](buffer.getvalue()))
     pd.testing.assert_frame_equal(read_item_metadata(parquet), frame)
     meta.write_bytes(PACK[suffix](table.decode().encode("utf-16")))
-    with pytest.raises(InputError, match=rf"--items .*meta.csv{suffix}: line 1: .*UTF-16"):
+    with pytest.raises(InputError, match=rf"items=.*meta.csv{suffix}: line 1: .*UTF-16"):
         read_item_metadata(meta)
     meta.write_bytes(PACK[suffix](table)[:-12])  # a cut download
     with pytest.raises(InputError, match=rf"meta.csv{suffix}: a corrupt or cut"):
@@ -265,7 +265,7 @@ def test_live_items_and_report_item_metadata_read_a_compressed_file(tmp_path, su
         archive.writestr("items.jsonl", "\n".join(lines))
     with pytest.raises(InputError, match=r"items.zip: a zip archive; .*unzip"):
         load_items(tmp_path / "items.zip")
-    with pytest.raises(InputError, match=r"--items .*items.zip: a zip archive"):
+    with pytest.raises(InputError, match=r"items=.*items.zip: a zip archive"):
         read_item_metadata(tmp_path / "items.zip")
 
 

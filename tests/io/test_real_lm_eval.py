@@ -142,7 +142,7 @@ def test_multi_filter_without_filter_list_is_refused(tmp_path):
 def test_old_layout_without_task_names_the_benchmark_flag(tmp_path):
     path = tmp_path / "pretrained__x_task.jsonl"
     path.write_text('[{"doc_id": 0, "acc": 1}]')
-    with pytest.raises(InputError, match=r"pass --benchmark NAME"):
+    with pytest.raises(InputError, match=r"pass benchmark=NAME"):
         read_results("lm-eval", path)
 
 

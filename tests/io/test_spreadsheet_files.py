@@ -206,7 +206,7 @@ def test_a_percent_cell_says_how_to_write_it(tmp_path, route):
 
 @pytest.mark.parametrize("route", ROUTES)
 def test_a_model_on_two_rows_of_a_wide_table_is_refused_naming_both_lines(tmp_path, route):
-    # ingest kept one of the two rows ("same observation in another file", kept once)
+    # ingest kept one of the two rows ("same observation repeated in one file", kept once)
     path = tmp_path / "results.csv"
     path.write_text("model,q1,q2\nm1,1,0\nm2,0,1\nm1,1,0\n")
     with pytest.raises(InputError, match=r"results\.csv.*model 'm1' is on line 2 and line 4"):

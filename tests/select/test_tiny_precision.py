@@ -258,8 +258,8 @@ def test_a_design_scored_at_another_delta_than_it_was_sized_at_is_said(world):
     said = (
         r"items: sized by tiny --precision for an interval at delta 0\.05 \(median predicted "
         r"half-width 0\.0\d+ for precision 0\.08\), scored here at delta 0\.1: the interval "
-        r"is narrower than predicted; score it with --delta 0\.05 \(delta=\), or size a "
-        r"design at this delta \(tiny --precision H --delta 0\.1\)"
+        r"is narrower than predicted; score it with delta=0\.05, or size a "
+        r"design at this delta \(tiny\(\.\.\., precision=H, delta=0\.1\)\)"
     )
     with pytest.warns(DataWarning, match=said):
         other = estimate(cal, one, model="m00", items=design, delta=0.1)

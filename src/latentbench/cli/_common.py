@@ -5,6 +5,7 @@ Kept free of numpy / pandas imports at module level so ``--help`` stays fast.
 
 from __future__ import annotations
 
+import ast
 import copy
 import math
 import re
@@ -277,7 +278,52 @@ def _no_rows_flags(match: re.Match[str]) -> str:
     return "has no rows with " + (", ".join(given) or "the default choice")
 
 
+def _choose_one(match: re.Match[str]) -> str:
+    """``choose one with metric=NAME or metric={'mmlu': NAME}`` (a tool's results with several
+    metrics, filters or Inspect scorers) as ``--metric NAME or --metric 'mmlu=NAME'``."""
+    flag = f"--{match.group(1)}"
+    return f"choose one with {flag} NAME or {flag} '{ast.literal_eval(match.group(2))}=NAME'"
+
+
 _SPELLINGS = (
+    # library messages that spell only the Python keyword, as the command line said them
+    (
+        re.compile(
+            r"choose one with (metric|filter)=NAME or \1=\{('(?:[^'\\]|\\.)*'|"
+            r'"(?:[^"\\]|\\.)*"): NAME\}'
+        ),
+        _choose_one,
+    ),
+    (re.compile(r"\bpass benchmark=NAME\b"), "pass --benchmark NAME"),
+    (
+        re.compile(r"ingest the other file under another benchmark= or metric="),
+        "ingest the other file under another --benchmark or --metric",
+    ),
+    (
+        re.compile(
+            r"score it with delta=(\S+), or size a design at this delta "
+            r"\(tiny\(\.\.\., precision=H, delta=(\S+)\)\)"
+        ),
+        r"score it with --delta \1 (delta=), or size a design at this delta "
+        r"(tiny --precision H --delta \2)",
+    ),
+    (
+        re.compile(
+            r"\(a benchmark ingested with group=\), or give the lm-eval task of the benchmark "
+            r"\(task=\)"
+        ),
+        "(a benchmark ingested with --group), or give the lm-eval task of the benchmark "
+        "(task=, --task)",
+    ),
+    (re.compile(r"or choose k by hand \(k=\)"), "or choose k by hand (--k)"),
+    # an output folder (write_directory: out= or directory=, the command's --out)
+    (
+        re.compile(
+            r"^(?:out|directory)=(?=\S.* is a file; expected a directory \(new or to reuse)"
+        ),
+        "--out ",
+    ),
+    (re.compile(r"give this one another (?:out|directory)=$"), "give this one another --out"),
     (re.compile(r'\bduplicates="(latest|mean|error)"'), r"--duplicates \1"),
     (re.compile(r'with --duplicates latest or "mean"'), "with --duplicates latest or mean"),
     # a long table's key column with several values (ResponseMatrix.read, read_responses)

@@ -103,6 +103,8 @@ def write_directory(
     writers: Mapping[str, Callable[[Path], object]],
     last: str,
     remove: Sequence[str] = (),
+    *,
+    flag: str = "out=",
 ) -> None:
     """Write the files of ``writers`` (name -> function writing that path) into ``out``
     all together: into a temporary folder beside ``out`` first, then moved in, ``last``
@@ -112,7 +114,8 @@ def write_directory(
     ``remove``, files of an earlier write that this one does not replace): its ``last`` file
     is removed before the others are removed or replaced, so an interruption leaves no new
     table next to a stale ``last`` file. Any failure is an :class:`InputError` naming
-    ``out``; nothing partial is left behind.
+    ``out`` as ``flag`` spells it (the caller's Python keyword, ``out=`` or ``directory=``;
+    the command line says ``--out``); nothing partial is left behind.
 
     Two processes writing the same ``out`` at once (two runs given one ``--out``) move their
     files in one after the other (a lock beside ``out``, :func:`_moving_in`): ``out`` ends
@@ -121,7 +124,7 @@ def write_directory(
     """
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise InputError(f"--out {out} is a file; expected a directory (new or to reuse)")
+        raise InputError(f"{flag}{out} is a file; expected a directory (new or to reuse)")
     blocked = _folder_in_the_way(out, [*writers, *remove])
     if blocked is not None:  # before any file is moved in: nothing written half-way
         raise InputError(f"cannot write {blocked}: {_FOLDER_IN_THE_WAY}")
@@ -136,7 +139,7 @@ def write_directory(
     try:
         for name, write in writers.items():
             write(staging / name)
-        with _moving_in(out):
+        with _moving_in(out, flag):
             if not out.exists():
                 os.replace(staging, out)
                 return
@@ -246,7 +249,7 @@ folder (a few renames: milliseconds, unless that process hangs)."""
 
 
 @contextmanager
-def _moving_in(out: Path) -> Iterator[None]:
+def _moving_in(out: Path, flag: str = "out=") -> Iterator[None]:
     """Hold the lock of moving files into ``out``: ``.NAME.lock`` beside it (``flock``,
     let go by the system when its process dies), removed when the block ends. Where the
     system has no ``flock`` (Windows) there is no lock."""
@@ -269,7 +272,7 @@ def _moving_in(out: Path) -> Iterator[None]:
                         raise InputError(
                             f"cannot write {out}: another process has been writing it for "
                             f"{MOVE_WAIT:g} s (it holds {lock}); expected it free: wait until "
-                            "that run ends, or give this one another --out"
+                            f"that run ends, or give this one another {flag}"
                         ) from None
                     time.sleep(0.02)
             try:  # the lock file may have been removed by its former holder meanwhile

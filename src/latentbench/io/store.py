@@ -1337,7 +1337,7 @@ class Store(SelectionRuns):
                 f"{self.path}: model {r[0]!r}, item {r[1]!r} of {benchmark!r} has trials from "
                 f"several files that disagree ({r[2]}); their mean would be a score neither "
                 "gave. Expected the trials of a cell from one run: ingest the other file under "
-                "another --benchmark or --metric"
+                "another benchmark= or metric="
             )
         # several trials of a cell (repeats were refused above): their mean, said as reading
         # the exported file says it, and recorded in the layout (fit.json's input)

@@ -220,7 +220,9 @@ def save_fit(
         else []
     )
     # all together: a staging folder beside ``out``, fit.json moved in last
-    write_directory(out, writers, last="fit.json", remove=[path.name for path in stale])
+    write_directory(
+        out, writers, last="fit.json", remove=[path.name for path in stale], flag="directory="
+    )
     return SavedPaths(paths, stale)
 
 

@@ -53,14 +53,16 @@ def _verdict(result: CompareResult) -> dict[str, Any]:
     elif result.options.get("design") == "fixed":
         more = (
             "with this design; the point difference does not rank the two. A larger design "
-            "(latentbench tiny --k, both models run on its items) or --margin M (to certify "
-            "that they are within M) can decide it."
+            "(latentbench tiny --k, both models run on its items) or a margin (margin=M in "
+            "Python, --margin M on the command line: to certify that they are within M) can "
+            "decide it."
         )
     else:
         more = (
-            "at this budget; the point difference does not rank the two. A larger --budget "
-            "(each item is answered by both) or --margin M (to certify that they are within "
-            "M) can decide it."
+            "at this budget; the point difference does not rank the two. A larger budget "
+            "(budget= in Python, --budget on the command line; each item is answered by both) "
+            "or a margin (margin=M, --margin M: to certify that they are within M) can decide "
+            "it."
         )
     return {
         "text": f"Not certified: the {level} interval of the difference holds 0, so no "

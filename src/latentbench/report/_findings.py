@@ -167,8 +167,8 @@ def _findings(
         out.append(
             {
                 "text": "Standard errors, rank intervals and item flags were not computed: the "
-                "report had no responses (pass --responses FILE, or keep the file that fit.json "
-                "records).",
+                "report had no responses (pass responses=FILE in Python, --responses FILE on the "
+                "command line, or keep the file that fit.json records).",
                 "note": True,
             }
         )
@@ -347,7 +347,8 @@ def _no_intervals_finding(policy: str) -> dict[str, Any]:
         f"Not certified: {policy or 'the policy'} reports no intervals, so nothing bounds how "
         "far its recommendation is from the best"
         + ("; its estimates impute unrevealed cells and are biased" if biased else "")
-        + " (--stop confidence certifies a policy that reveals uniform cells on those cells)."
+        + " (stop='confidence' in Python, --stop confidence on the command line, certifies a "
+        "policy that reveals uniform cells on those cells)."
     )
     return {"text": text, "note": True}
 
@@ -421,7 +422,8 @@ def _certified_finding(overlap: int, eps: float, kind: str, delta: Any = None) -
     return {
         "text": f"Not certified: {overlap} other model(s) have intervals reaching the "
         "best model's lower bound, so the data do not yet rule them out; a larger "
-        "budget (or --stop confidence) would separate them.",
+        "budget (or stop='confidence' in Python, --stop confidence on the command line) would "
+        "separate them.",
         "note": True,
     }
 
@@ -458,7 +460,8 @@ def _first_certified(data: dict[str, Any], n_models: int, n_items: Any) -> dict[
     return {
         "text": f"First certified after {paid:,} cells{share} "
         f"({data.get('certified_model')}): {went_on}; "
-        "--stop confidence stops at the first certificate."
+        "stop='confidence' in Python (--stop confidence on the command line) stops at the "
+        "first certificate."
     }
 
 
@@ -469,5 +472,8 @@ def _live_finding(live: dict[str, Any]) -> dict[str, Any]:
         f"{int(live.get('failed_cells', 0)):,} failed cell(s)"
     )
     if int(live.get("runs_in_store", 1)) > 1:
-        text += f"; the store holds {live['runs_in_store']} runs (choose with --run-id)"
+        text += (
+            f"; the store holds {live['runs_in_store']} runs (choose with run_id= in Python, "
+            "--run-id on the command line)"
+        )
     return {"text": text + ".", "note": live.get("status") != "done"}

@@ -42,11 +42,11 @@ def read_item_metadata(path: str | os.PathLike[str]) -> pd.DataFrame:
     """
     file = Path(path)
     if not file.is_file():
-        raise InputError(f"--items {file}: file not found")
+        raise InputError(f"items={file}: file not found")
     suffix = unpacked_path(file).suffix.lower()  # meta.csv.gz: a .csv
     kind = packed_kind(file)
     if kind is not None and unpacking(file) is None:  # an archive, zstd without a library
-        raise InputError(f"--items {packed_advice(file, kind, 'a .csv or .parquet table')}")
+        raise InputError(f"items={packed_advice(file, kind, 'a .csv or .parquet table')}")
     data = read_unpacked(file) if unpacking(file) else None  # gzip, bzip2, xz
 
     def source() -> Path | io.BytesIO:
@@ -58,7 +58,7 @@ def read_item_metadata(path: str | os.PathLike[str]) -> pd.DataFrame:
         elif suffix in (".csv", ".tsv"):
             sep = "\t" if suffix == ".tsv" else ","
             if encoding_hint(file):  # UTF-16 without a byte-order mark decodes as UTF-8
-                raise InputError(f"--items {not_utf8(file)}")
+                raise InputError(f"items={not_utf8(file)}")
             # compression=None: a path here holds plain bytes (a plain meta.csv.gz too:
             # pandas would go by the name)
             frame = read_csv(source(), sep=sep, dtype=TEXT, compression=None)
@@ -70,27 +70,27 @@ def read_item_metadata(path: str | os.PathLike[str]) -> pd.DataFrame:
                 frame["item"] = ids["item"]
         else:
             raise InputError(
-                f"--items {file}: unknown file type {suffix!r}; expected .csv or .parquet"
+                f"items={file}: unknown file type {suffix!r}; expected .csv or .parquet"
             )
     except InputError:
         raise
     except UnicodeDecodeError:  # Excel's plain 'CSV' (cp1252), UTF-16: the line and value
-        raise InputError(f"--items {not_utf8(file)}") from None
+        raise InputError(f"items={not_utf8(file)}") from None
     except Exception as exc:
-        raise InputError(f"--items {file}: could not be read ({exc})") from None
+        raise InputError(f"items={file}: could not be read ({exc})") from None
     if "item" not in frame.columns:
         raise InputError(
-            f"--items {file}: no 'item' column (columns: {list(map(str, frame.columns))}); "
+            f"items={file}: no 'item' column (columns: {list(map(str, frame.columns))}); "
             "expected item ids in a column named 'item' and category columns beside it"
         )
     frame = frame.copy()
     frame["item"] = frame["item"].astype(TEXT)
     if frame["item"].duplicated().any():
         dup = frame.loc[frame["item"].duplicated(), "item"].iloc[0]
-        raise InputError(f"--items {file}: item {dup!r} appears twice; expected one row per item")
+        raise InputError(f"items={file}: item {dup!r} appears twice; expected one row per item")
     if not category_columns(frame):
         raise InputError(
-            f"--items {file}: no category column (a column other than 'item' with 2 to "
+            f"items={file}: no category column (a column other than 'item' with 2 to "
             f"{MAX_CATEGORIES} distinct values)"
         )
     return frame

@@ -2728,7 +2728,7 @@ def tiny(
         if delta is not None:
             raise InputError(
                 f"delta={delta!r} without precision: delta is the level the precision is "
-                "predicted at; give precision=, or drop delta (estimate --delta sets the "
+                "predicted at; give precision=, or drop delta (estimate's delta= sets the "
                 "interval's own)"
             )
         if responses is not None:
@@ -3023,7 +3023,7 @@ def lm_eval_samples(
         if match is None:
             raise InputError(
                 f"items: item {item!r} names no task; expected TASK/ID ids (a benchmark ingested "
-                "with --group), or give the lm-eval task of the benchmark (task=, --task)"
+                "with group=), or give the lm-eval task of the benchmark (task=)"
             )
         _check_doc(item, match.group(2))
         docs.setdefault(match.group(1), set()).add(int(match.group(2)))
@@ -3524,8 +3524,8 @@ def _design_delta_note(design: pd.DataFrame, where: str, delta: float, command: 
     return [
         f"{where}: sized by tiny --precision for an interval at delta {sized:g}{what}, scored "
         f"here at delta {delta:g}: the interval is {'wider' if delta < sized else 'narrower'} "
-        f"than predicted; score it with --delta {sized:g} (delta=), or size a design at this "
-        f"delta (tiny --precision H --delta {delta:g})"
+        f"than predicted; score it with delta={sized:g}, or size a design at this "
+        f"delta (tiny(..., precision=H, delta={delta:g}))"
     ]
 
 

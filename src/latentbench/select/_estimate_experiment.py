@@ -180,7 +180,7 @@ class EstimateExperiment:
             "runs.csv": lambda path: path.write_bytes(csv_text(runs).encode("utf-8")),
             "summary.csv": lambda path: by_budget.to_csv(path, index=False),
             "summary.json": lambda path: path.write_text(text, encoding="utf-8"),
-        }, last="summary.json")  # fmt: skip
+        }, last="summary.json", flag="directory=")  # fmt: skip
         return [folder / name for name in ("runs.csv", "summary.csv", "summary.json")]
 
     @classmethod

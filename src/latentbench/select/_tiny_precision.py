@@ -188,7 +188,7 @@ def size_design(
             raise InputError(
                 f"no calibration model answered the design's first {k:,} items: the "
                 "half-width cannot be predicted; give the calibration's responses with "
-                "fewer missing cells, or choose k by hand (--k)"
+                "fewer missing cells, or choose k by hand (k=)"
             )
         widths[k] = hw
         tried[k] = float(np.median(hw))

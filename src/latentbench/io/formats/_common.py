@@ -265,11 +265,14 @@ def resolve(
     loc: str,
     *,
     default: str | None = None,
-    flag: str | None = None,
+    keyword: str | None = None,
 ) -> tuple[str, str]:
     """Pick a metric/filter/scorer for one benchmark, refusing to guess.
 
     Returns ``(name, how)`` where ``how`` is ``"given"``, ``"default"`` or ``"only"``.
+    ``keyword`` is the argument of ``read_results`` that makes the choice (default
+    ``kind``; Inspect's scorer is ``filter``): messages name it as Python spells it
+    (``metric=NAME``), and the command line rewrites that into its flag (``--metric NAME``).
 
     Raises
     ------
@@ -277,7 +280,7 @@ def resolve(
         When the requested name is not available, or nothing was requested, no documented
         default applies and several names are available; the message lists the choices.
     """
-    flag = flag or f"--{kind}"
+    keyword = keyword or kind
     names = sorted(dict.fromkeys(available))
     wanted = requested(choice, benchmark)
     if wanted is not None:
@@ -289,8 +292,7 @@ def resolve(
             task, eq, name = wanted.partition("=")
             # the command line's TASK=NAME given to Python as one string
             hint = (
-                f"; expected a name, or TASK=NAME as a mapping: "
-                f"{flag.removeprefix('--')}={{{task!r}: {name!r}}}"
+                f"; expected a name, or TASK=NAME as a mapping: {keyword}={{{task!r}: {name!r}}}"
                 if isinstance(choice, str) and eq and name in names
                 else ""
             )
@@ -307,7 +309,7 @@ def resolve(
         raise InputError(f"{loc}: no usable {kind} found for {benchmark!r}")
     raise InputError(
         f"{loc}: {benchmark!r} has several {kind}s ({', '.join(names)}); choose one with "
-        f"{flag} NAME or {flag} '{benchmark}=NAME'"
+        f"{keyword}=NAME or {keyword}={{{benchmark!r}: NAME}}"
     )
 
 
@@ -597,11 +599,22 @@ def resolve_duplicates(
     conflicting = spread > SCORE_TOLERANCE
     same_index = sub.index[~conflicting]
     # identical values: keep the first row of each key
-    drop_same = frame.loc[same_index].duplicated(keys, keep="first")
+    same_rows = frame.loc[same_index]
+    drop_same = same_rows.duplicated(keys, keep="first")
     n_same = int(drop_same.sum())
     frame = frame.drop(index=drop_same.index[drop_same.to_numpy()])
     if report is not None:
-        report.drop("same observation in another file or tool version (kept once)", n_same)
+        # a repeat inside the file that holds the kept row, or one from another file
+        in_file = np.zeros(len(same_rows), dtype=bool)
+        if "source_file" in same_rows:
+            group_files = same_rows.groupby(keys, sort=False, dropna=False)["source_file"]
+            kept_file = group_files.transform("first")
+            in_file = (same_rows["source_file"] == kept_file).to_numpy(dtype=bool)
+        n_in_file = int((drop_same.to_numpy() & in_file).sum())
+        report.drop("same observation repeated in one file (kept once)", n_in_file)
+        report.drop(
+            "same observation in another file or tool version (kept once)", n_same - n_in_file
+        )
     if not conflicting.any():
         return frame
     bad = sub.loc[conflicting].sort_values(keys, kind="stable")

@@ -229,7 +229,7 @@ def read(
     scorers = _sample_scorers(path, report, spec, header, samples, errored)
     if scorers is None:
         return out.frame(source, str(path), timestamp)
-    chosen, how = resolve("scorer", filter, name, scorers, str(path), flag="--filter")
+    chosen, how = resolve("scorer", filter, name, scorers, str(path), keyword="filter")
     report.choose(name, "filter", chosen, how)
     key = requested(metric, name)
     metric_name: str | None = None

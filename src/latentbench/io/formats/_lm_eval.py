@@ -460,7 +460,7 @@ def _old_layout_origin(
     if task is None:
         raise InputError(
             f"{path}: cannot tell the task from the file name (no 'samples_<task>_<date>' "
-            f"pattern and no results.json naming the tasks); pass --benchmark NAME{hint}"
+            f"pattern and no results.json naming the tasks); pass benchmark=NAME{hint}"
         )
     source_model = meta_model or stem[: -len(task) - 1] or stem
     return _Origin(task, source, meta, source_model, meta_model or source_model, None)

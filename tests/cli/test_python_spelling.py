@@ -1,0 +1,227 @@
+"""Library messages spell Python keywords; the command line rewrites them into its flags.
+
+Before: some messages of the Python twins named CLI flags only (``read_results`` said "choose
+one with --metric NAME", ``Store.matrix`` "another --benchmark or --metric", ...), options a
+Python user cannot pass. Each case below raises (or returns) the library's message from
+Python, checks that it names no ``--flag``, and that the command line's rewriting
+(:func:`latentbench.cli._common.cli_spelling`, which ``fail`` and the warnings go through)
+gives the CLI message exactly as it was.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from latentbench.cli._common import cli_spelling
+from latentbench.exceptions import InputError
+
+FORMATS = Path(__file__).resolve().parents[1] / "data" / "formats"
+_FLAG = re.compile(r"(?<![\w`-])--[a-z]")
+
+
+def _raised(call: Callable[[], object]) -> str:
+    with pytest.raises(InputError) as caught:
+        call()
+    return str(caught.value)
+
+
+def _several_metrics(tmp_path: Path) -> str:
+    from latentbench.io import read_results
+
+    return _raised(lambda: read_results("lighteval", FORMATS / "lighteval" / "details"))
+
+
+def _several_scorers(tmp_path: Path) -> str:
+    from latentbench.io import read_results
+
+    # Inspect's scorer is chosen with filter= (--filter)
+    return _raised(lambda: read_results("inspect", FORMATS / "inspect" / "logs"))
+
+
+def _several_metrics_quoted(tmp_path: Path) -> str:
+    from latentbench.io.formats._common import resolve
+
+    # a benchmark name with a quote: repr'd in Python, given as is on the command line
+    return _raised(lambda: resolve("metric", None, "it's", ["a", "b"], "r.json"))
+
+
+def _lm_eval_without_task(tmp_path: Path) -> str:
+    from latentbench.io import read_results
+
+    path = tmp_path / "pretrained__x_task.jsonl"
+    path.write_text('[{"doc_id": 0, "acc": 1}]')
+    return _raised(lambda: read_results("lm-eval", path))
+
+
+def _trials_of_two_files(tmp_path: Path) -> str:
+    from latentbench.io import read_results
+    from latentbench.io.store import Store
+
+    rows = {"judge": "1,0\n", "other": "0,1\n"}
+    with Store(tmp_path / "s.duckdb") as db:
+        for name, row in rows.items():
+            path = tmp_path / f"{name}.csv"
+            score, trial = row.strip().split(",")
+            path.write_text(f"model,item,score,trial\nm1,q1,{score},{trial}\nm2,q1,1,{trial}\n")
+            db.ingest(*read_results("table", path, benchmark="b"))
+        return _raised(lambda: db.matrix("b"))
+
+
+def _design_without_task(tmp_path: Path) -> str:
+    from latentbench.select import lm_eval_samples
+
+    design = pd.DataFrame({"item": ["12"], "order": [1], "probability": [1.0]})
+    return _raised(lambda: lm_eval_samples(design))
+
+
+def _design_at_another_delta(tmp_path: Path) -> str:
+    from latentbench.select._estimate import _design_delta_note
+
+    design = pd.DataFrame({"item": ["q1"], "delta": [0.05], "precision": [0.08]})
+    (note,) = _design_delta_note(design, "items", 0.1, "estimate")
+    return note
+
+
+def _item_metadata_missing(tmp_path: Path) -> str:
+    from latentbench.report import read_item_metadata
+
+    return _raised(lambda: read_item_metadata(tmp_path / "meta.csv"))
+
+
+def _tiny_delta_without_precision(tmp_path: Path) -> str:
+    from latentbench.select import tiny
+
+    return _raised(lambda: tiny(tmp_path / "cal", 5, delta=0.1))
+
+
+def _output_folder_is_a_file(tmp_path: Path) -> str:
+    from latentbench.io._outputs import write_directory
+
+    (tmp_path / "est").write_text("")
+    return _raised(lambda: write_directory(tmp_path / "est", {}, last="estimate.json"))
+
+
+CASES = {
+    "read_results: several metrics": (
+        _several_metrics,
+        "'arc:challenge|25' has several metrics (acc, acc_norm); choose one with metric=NAME "
+        "or metric={'arc:challenge|25': NAME}",
+        "'arc:challenge|25' has several metrics (acc, acc_norm); choose one with --metric "
+        "NAME or --metric 'arc:challenge|25=NAME'",
+    ),
+    "read_results: several Inspect scorers": (
+        _several_scorers,
+        "'theory_of_mind' has several scorers (match, model_graded_fact); choose one with "
+        "filter=NAME or filter={'theory_of_mind': NAME}",
+        "'theory_of_mind' has several scorers (match, model_graded_fact); choose one with "
+        "--filter NAME or --filter 'theory_of_mind=NAME'",
+    ),
+    "read_results: several metrics, a name with a quote": (
+        _several_metrics_quoted,
+        'r.json: "it\'s" has several metrics (a, b); choose one with metric=NAME or '
+        'metric={"it\'s": NAME}',
+        'r.json: "it\'s" has several metrics (a, b); choose one with --metric NAME or '
+        "--metric 'it's=NAME'",
+    ),
+    "read_results: lm-eval file without a task": (
+        _lm_eval_without_task,
+        "pass benchmark=NAME",
+        "pass --benchmark NAME",
+    ),
+    "Store.matrix: trials of two files": (
+        _trials_of_two_files,
+        "ingest the other file under another benchmark= or metric=",
+        "ingest the other file under another --benchmark or --metric",
+    ),
+    "lm_eval_samples: ids without a task": (
+        _design_without_task,
+        "items: item '12' names no task; expected TASK/ID ids (a benchmark ingested with "
+        "group=), or give the lm-eval task of the benchmark (task=)",
+        "items: item '12' names no task; expected TASK/ID ids (a benchmark ingested with "
+        "--group), or give the lm-eval task of the benchmark (task=, --task)",
+    ),
+    "estimate: a design sized at another delta": (
+        _design_at_another_delta,
+        "the interval is narrower than predicted; score it with delta=0.05, or size a design "
+        "at this delta (tiny(..., precision=H, delta=0.1))",
+        "the interval is narrower than predicted; score it with --delta 0.05 (delta=), or "
+        "size a design at this delta (tiny --precision H --delta 0.1)",
+    ),
+    "read_item_metadata: no such file": (
+        _item_metadata_missing,
+        "items=",
+        "--items ",
+    ),
+    # the command line refuses --delta without --precision itself, in its own words
+    "tiny: delta without precision": (
+        _tiny_delta_without_precision,
+        "give precision=, or drop delta (estimate's delta= sets the interval's own)",
+        "",
+    ),
+    "EstimateResult.save: the folder is a file": (
+        _output_folder_is_a_file,
+        "is a file; expected a directory (new or to reuse)",
+        "--out ",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_python_message_spells_keywords_and_the_cli_its_flags(case, tmp_path):
+    make, python_text, cli_text = CASES[case]
+    said = make(tmp_path)
+    assert python_text in said, said
+    # the command a design came from is its provenance, also in estimate.json: not advice
+    assert not _FLAG.search(said.replace("sized by tiny --precision", "sized by tiny")), said
+    assert cli_text in cli_spelling(said), cli_spelling(said)
+
+
+def test_the_cli_rewrites_the_remaining_python_spellings_as_it_said_them():
+    """Messages too costly to raise here (a calibration whose models answered none of a
+    design's items): their Python spelling is rewritten into the CLI's, as it was."""
+    said = "the half-width cannot be predicted; give ..., or choose k by hand (k=)"
+    assert cli_spelling(said) == (
+        "the half-width cannot be predicted; give ..., or choose k by hand (--k)"
+    )
+    said = "cannot write d: ...; expected it free: wait until that run ends, or give this one "
+    for keyword in ("out=", "directory="):
+        assert cli_spelling(said + "another " + keyword) == said + "another --out"
+
+
+def test_a_report_page_names_both_spellings():
+    """A report page is the same file from Python and from the command line (nothing
+    rewrites it): its advice names the keyword and the flag."""
+    from latentbench.report._findings import (
+        _certified_finding,
+        _live_finding,
+        _no_intervals_finding,
+    )
+
+    text = _live_finding({"run_id": "r2", "store": "s.duckdb", "runs_in_store": 2})["text"]
+    assert "choose with run_id= in Python, --run-id on the command line" in text
+    for finding in (_no_intervals_finding("uniform"), _certified_finding(2, 0.0, "95%")):
+        assert (
+            "stop='confidence' in Python, --stop confidence on the command line"
+            in (finding["text"])
+        )
+
+
+def test_a_repeat_inside_one_file_and_one_from_another_file_are_told_apart(tmp_path):
+    """Before: a key a file repeats with the same score was counted as the same observation
+    'in another file or tool version'."""
+    from latentbench.io import read_results
+
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    a.write_text("model,item,score\nm1,q1,1\nm1,q1,1\nm1,q2,0\n")
+    b.write_text("model,item,score\nm1,q2,0\n")
+    frame, report = read_results("table", [a, b], benchmark="lb")
+    assert len(frame) == 2
+    assert report.dropped == {
+        "same observation repeated in one file (kept once)": 1,
+        "same observation in another file or tool version (kept once)": 1,
+    }
