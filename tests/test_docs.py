@@ -442,3 +442,17 @@ def test_every_relative_link_reaches_a_file_and_heading():
                 if anchor not in heads:
                     wrong.append(f"{page.name}: ({link}): {path or page.name} has no such heading")
     assert not wrong, "\n".join(wrong)
+
+
+def test_every_package_module_path_named_exists():
+    """``irt/_random_items.py``, ``select/_schedule.py``, ``latentbench/io/formats/``: paths
+    inside the package, named without ``src/``, exist (a moved module leaves its name behind)."""
+    package = ROOT / "src" / "latentbench"
+    pattern = r"(?<![\w/.])(?:latentbench/)?((?:irt|select|io|cli|report)/[\w/]*(?:\.py|/))"
+    wrong = [
+        f"{name}: {path}"
+        for name, text in _pages()
+        for path in sorted(set(re.findall(pattern, " ".join(text.split()))))
+        if not (package / path).exists()
+    ]
+    assert not wrong, "package paths that do not exist:\n" + "\n".join(wrong)
