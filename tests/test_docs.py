@@ -21,6 +21,7 @@ checks, without running anything heavy, that
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
 import inspect
@@ -32,6 +33,7 @@ import pytest
 import typer
 
 from latentbench.cli import _register, app
+from latentbench.cli._select import DEFAULT_SEEDS
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
@@ -330,3 +332,127 @@ def test_every_cited_section_exists():
 )
 def test_the_parser_attributes_options_to_their_command(unit, expected):
     assert _attributed(unit) == expected
+
+
+def _block_commands(block: str) -> list[str]:
+    """The commands of a fenced block, comments and surrounding blanks dropped."""
+    lines = [line.split("  #")[0].strip() for line in block.splitlines()]
+    return [line for line in lines if line and line not in {"bash", "sh"}]
+
+
+def test_readme_first_commands_are_the_ones_ci_and_a_fresh_machine_run():
+    """The README's first two commands install and run the demo, then install and test; the
+    second is, character for character, the test command ``.ci/run`` runs in its fresh venv,
+    and the Development block's checks are the ones it runs after it."""
+    readme = (ROOT / "README.md").read_text()
+    first = _block_commands(readme.split("```")[1])
+    assert first == ["pip install . && latentbench demo", "pip install '.[test]' && pytest"]
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert first[1] in ci, f".ci/run does not run the README's test command {first[1]!r}"
+    development = readme.split("## Development")[1].split("```")[1]
+    checks = [c for c in _block_commands(development) if c.startswith("ruff")]
+    assert len(checks) == 1, development
+    for check in checks[0].split(" && "):
+        assert any(line.startswith(check) for line in ci), f".ci/run does not run {check!r}"
+
+
+def _literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError):
+        return text.strip()
+
+
+def test_signatures_shown_with_an_arrow_have_the_code_defaults():
+    """A span written as a signature, ``name(a, b=1) -> R``, names the callable's parameters
+    and, for ``b=1``, the default it has (not only a keyword it takes)."""
+    public = _public()
+    wrong: list[str] = []
+    for name, text in _pages():
+        spans = [" ".join(s.split()) for s in re.findall(r"`([^`]+)`", text.replace("```", "\0"))]
+        for span in spans:
+            match = re.search(r"(?<![\w.])([A-Za-z_][\w.]*)\(([^()]*)\)\s*->", span)
+            if match is None:
+                continue
+            dotted, arguments = match.groups()
+            obj = public.get(dotted.rsplit(".", 1)[-1])
+            if dotted.startswith("latentbench."):
+                obj = _resolve(dotted)
+            if obj is None or not callable(obj):
+                continue  # a protocol's method (an oracle's evaluate), not a public callable
+            parameters = inspect.signature(obj).parameters
+            for argument in (a.strip() for a in arguments.split(",") if a.strip()):
+                key, _, shown = argument.partition("=")
+                if key not in parameters:
+                    wrong.append(f"{name}: `{span[:80]}`: {dotted} has no parameter {key}")
+                elif shown and _literal(shown) != parameters[key].default:
+                    actual = parameters[key].default
+                    wrong.append(f"{name}: `{span[:80]}`: {key} defaults to {actual!r}")
+    assert not wrong, "\n".join(wrong)
+
+
+# defaults a command resolves at run time (None in its signature): the values it picks
+RESOLVED_DEFAULTS: dict[str, list[Any]] = {"--seeds": list(DEFAULT_SEEDS.values())}
+_PROSE_DEFAULT = re.compile(r"`(--[a-z][\w-]*)`[^`.;]{0,40}?\(?default:?\s+`?([\w.,-]*\w)")
+
+
+def test_defaults_stated_for_an_option_are_a_command_default():
+    """``--budget`` (default 500 ...) in prose is the default of a command with that option
+    (or, for a default the command resolves at run time, such as experiment's ``--seeds``, one
+    of the values it resolves to)."""
+    wrong: list[str] = []
+    for name, text in _pages():
+        for match in _PROSE_DEFAULT.finditer(" ".join(text.split())):
+            option, shown = match.groups()
+            defaults = [
+                p.default
+                for command in COMMANDS.values()
+                for p in command.params
+                if option in p.opts and not p.is_flag and p.default is not None
+            ]
+            defaults += RESOLVED_DEFAULTS.get(option, [])
+            if not defaults:
+                continue
+            values = {str(d) for d in defaults} | {str(_literal(str(d))) for d in defaults}
+            if str(_literal(shown)) not in values and shown not in values:
+                wrong.append(f"{name}: {match.group(0)!r}: the commands' defaults are {defaults}")
+    assert not wrong, "\n".join(wrong)
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_relative_link_reaches_a_file_and_heading():
+    """``[text](formats.md#table-csv-or-parquet)``: the file exists and has that heading."""
+    wrong: list[str] = []
+    for page in PAGES:
+        for link in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            if re.match(r"[a-z]+:", link):
+                continue
+            path, _, anchor = link.partition("#")
+            target = (page.parent / path) if path else page
+            if not target.exists():
+                wrong.append(f"{page.name}: ({link}): no file {path}")
+                continue
+            if anchor and target.suffix == ".md":
+                heads = [_slug(h.lstrip("#")) for h in target.read_text().splitlines()
+                         if h.startswith("#")]  # fmt: skip
+                if anchor not in heads:
+                    wrong.append(f"{page.name}: ({link}): {path or page.name} has no such heading")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_every_package_module_path_named_exists():
+    """``irt/_random_items.py``, ``select/_schedule.py``, ``latentbench/io/formats/``: paths
+    inside the package, named without ``src/``, exist (a moved module leaves its name behind)."""
+    package = ROOT / "src" / "latentbench"
+    pattern = r"(?<![\w/.])(?:latentbench/)?((?:irt|select|io|cli|report)/[\w/]*(?:\.py|/))"
+    wrong = [
+        f"{name}: {path}"
+        for name, text in _pages()
+        for path in sorted(set(re.findall(pattern, " ".join(text.split()))))
+        if not (package / path).exists()
+    ]
+    assert not wrong, "package paths that do not exist:\n" + "\n".join(wrong)
