@@ -176,7 +176,7 @@ def test_ingest_quiet_keeps_the_rows_line_and_what_was_dropped(tmp_path, monkeyp
     for text, store in ((loud, "loud"), (quiet, "quiet")):
         assert f"5 new rows in {store}.duckdb (0 already present, 0 replaced)" in text, text
         assert "dropped 1: empty score (missing)" in text, text  # rows lost: said under -q too
-    for said in ("table: 1 files, 6 records, 5 rows", "metric='score'", "next: latentbench fit"):
+    for said in ("table: 1 file, 6 records, 5 rows", "metric='score'", "next: latentbench fit"):
         assert said in loud and said not in quiet, (said, quiet)
     assert asked == [False, True]
 

@@ -52,6 +52,10 @@ COMMANDS = {
         ["experiment", "cal.csv", "--seeds", "2", "-q", "--init-batch", "2", "--out", "./exp"],
         "wrote ./exp/summary.json, summary.csv, curves.csv",
     ),
+    "experiment-slash": (  # printed 'wrote ./exp2//summary.json' (the folder, then '/')
+        ["experiment", "cal.csv", "--seeds", "2", "-q", "--init-batch", "2", "--out=./exp2/"],
+        "wrote ./exp2/summary.json, summary.csv, curves.csv",
+    ),
     "tiny": (["tiny", "fit", "--k", "2", "--out", "./i.csv"], "wrote 2 items to ./i.csv"),
     "export": (["export", "./e.csv", "--store", "s.duckdb"], "rows to ./e.csv"),
     "estimate": (

@@ -543,3 +543,20 @@ def test_a_wide_table_read_as_long_is_refused_by_name(tmp_path):
     path.write_text("model,q1,q2\nm1,1,0\nm2,0,1\n")
     with pytest.raises(InputError, match=r"wide\.csv: layout='long'; .*'item', 'score' missing"):
         read_results("table", path, layout="long")
+
+
+def test_the_report_line_counts_in_words_with_thousands_separators():
+    """``ingest`` printed 'table: 1 files, 119000 records, 119000 rows' (BFCL less one model)
+    where every other line writes 1,700: a count takes its separators and its noun's number."""
+    from latentbench.io.formats._report import LoadReport
+
+    report = LoadReport(
+        source="table", files=["cal.parquet"], records_read=119_000, rows=118_999,
+        dropped={"empty score (missing)": 1_001},
+    )  # fmt: skip
+    lines = str(report).splitlines()
+    assert lines[0] == "table: 1 file, 119,000 records, 118,999 rows"
+    assert lines[1] == "  dropped 1,001: empty score (missing)"
+    report.files.append("more.parquet")
+    report.records_read, report.rows, report.dropped = 1, 1, {}
+    assert str(report) == "table: 2 files, 1 record, 1 row"

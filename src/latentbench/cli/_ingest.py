@@ -198,9 +198,9 @@ def ingest(
         console.print(escape(said), highlight=False, soft_wrap=True)
     older = result.get("n_older", 0)
     console.print(
-        f"[bold]{result['n_new']}[/bold] new rows in {escape(store)} "
-        f"({result['n_present']} already present, {result['n_replaced']} replaced"
-        + (f", {older} older than the stored row: not written" if older else "")
+        f"[bold]{result['n_new']:,}[/bold] new rows in {escape(store)} "
+        f"({result['n_present']:,} already present, {result['n_replaced']:,} replaced"
+        + (f", {older:,} older than the stored row: not written" if older else "")
         + ")",
         highlight=False,
         soft_wrap=True,
@@ -470,12 +470,14 @@ def export(
         _fail(InputError(f"{out}: cannot write ({exc.strerror or exc})"))
     if format == "eee":
         console.print(
-            f"wrote {n} rows as {len(files)} evaluations under {escape(as_given(out))}",
+            f"wrote {n:,} rows as {len(files):,} evaluations under {escape(as_given(out))}",
             highlight=False,
             soft_wrap=True,
         )
     else:
-        console.print(f"wrote {n} rows to {escape(as_given(out))}", highlight=False, soft_wrap=True)
+        console.print(
+            f"wrote {n:,} rows to {escape(as_given(out))}", highlight=False, soft_wrap=True
+        )
     if runs:
         err_console.print(
             f"note: {escape(str(store))} holds no responses, only {len(runs):,} live run(s) "

@@ -767,7 +767,8 @@ def experiment(
         print_experiment_table(result)
     replaced = f" (replacing the earlier {', '.join(there)})" if there else ""
     console.print(
-        f"wrote {escape(as_given(target))}/summary.json, summary.csv, curves.csv{escape(replaced)}",
+        f"wrote {escape(as_given(target / 'summary.json'))}, summary.csv, curves.csv"
+        f"{escape(replaced)}",
         soft_wrap=True,
     )
     if "seeds_asked" in result.params:
@@ -898,7 +899,8 @@ def _estimate_task(
         print_estimate_experiment(result.summary, delta=delta, precision=precision or None)
     replaced = f" (replacing the earlier {', '.join(there)})" if there else ""
     console.print(  # under -q too: the folder may be a fresh default one
-        f"wrote {escape(as_given(target))}/runs.csv, summary.csv, summary.json{escape(replaced)}",
+        f"wrote {escape(as_given(target / 'runs.csv'))}, summary.csv, summary.json"
+        f"{escape(replaced)}",
         soft_wrap=True,
     )
     if not quiet:

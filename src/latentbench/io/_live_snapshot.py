@@ -10,9 +10,9 @@ holds the store (:func:`read_snapshot`), ``report`` and ``export`` add its one-l
 (:func:`snapshot_summary`) to their refusal. When the run ends the file is kept with the
 final status (``final: true``).
 
-Fields: ``format`` (``latentbench-live-progress/1``), ``run_id``, ``kind`` (``select`` or
-``estimate``), ``status`` (``running``, then the run's final status: ``done``, ``capped``,
-``interrupted``, ``failed``, ``waiting``), ``final``, ``pid`` (the writer), ``store``,
+Fields: ``format`` (``latentbench-live-progress/1``), ``run_id``, ``kind`` (``select``,
+``estimate`` or ``compare``), ``status`` (``running``, then the run's final status: ``done``,
+``capped``, ``interrupted``, ``failed``, ``waiting``), ``final``, ``pid`` (the writer), ``store``,
 ``started``/``updated`` (UTC ISO), ``batch`` (batches this session, the initial ones
 included), ``spent`` (cells evaluated for the run, all sessions), ``planned``, ``left``
 (cells the run may still reveal), ``spend_cap`` and ``requests_left`` (paid requests, all

@@ -269,12 +269,13 @@ class LoadReport:
 
     def __str__(self) -> str:
         lines = [
-            f"{self.source}: {len(self.files)} files, {self.records_read} records, {self.rows} rows"
+            f"{self.source}: {_count(len(self.files), 'file')}, "
+            f"{_count(self.records_read, 'record')}, {_count(self.rows, 'row')}"
         ]
         for reason, count in sorted(self.dropped.items()):
-            lines.append(f"  dropped {count}: {reason}")
+            lines.append(f"  dropped {count:,}: {reason}")
         for reason, count in sorted(self.flagged.items()):
-            lines.append(f"  flagged {count}: {reason}")
+            lines.append(f"  flagged {count:,}: {reason}")
         for skipped in self.skipped_files:
             lines.append(f"  skipped {skipped['file']}: {skipped['reason']}")
         lines.extend(self._choice_lines())
@@ -319,3 +320,9 @@ def _subsample_note(model: str, tasks: dict[str, list[int]]) -> str:
         f"{model!r} evaluated {evaluated:,} of {of:,} docs of {len(tasks)} tasks "
         f"({', '.join(shown)}{more}) {how}"
     )
+
+
+def _count(n: int, noun: str) -> str:
+    """``n`` with thousands separators and ``noun`` in the number it takes (``1 file``,
+    ``119,000 records``)."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
