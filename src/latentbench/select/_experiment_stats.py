@@ -159,7 +159,7 @@ def _interval(
         need = math.ceil(MIN_TAIL_SEEDS / (1 - target) - 1e-9)
         why = (
             f"{n_seeds} seeds: {target:g} accuracy is first reached where all of them are "
-            f"right, the slowest seed's budget, whose bootstrap interval is too narrow "
+            f"right, the slowest seed's budget, whose bootstrap interval undercovers "
             f"({need} or more seeds give an interval)"
         )
     elif finite.size < max(2, math.ceil(MIN_RESAMPLE_SHARE * n_boot)):
