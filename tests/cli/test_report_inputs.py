@@ -231,6 +231,21 @@ def test_report_from_refuses_an_existing_file_without_force(tmp_path):
     assert out.read_text().startswith("<!DOCTYPE html>")
 
 
+def test_a_report_to_a_pdf_name_is_refused_before_any_work(tmp_path):
+    """`report FIT --out x.pdf` wrote an HTML page into x.pdf without a word."""
+    from latentbench.exceptions import InputError
+    from latentbench.report import report_from
+
+    with pytest.raises(InputError, match=r"path=.*x\.pdf: the report is an HTML page"):
+        report_from(tmp_path, tmp_path / "x.pdf")
+    _register()
+    out = runner.invoke(app, ["report", str(tmp_path), "--out", str(tmp_path / "x.pdf")])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 2 and "--out " in text and "x.pdf: the report is an HTML page" in text
+    assert "expected a file ending in .html or .htm" in text
+    assert not (tmp_path / "x.pdf").exists()
+
+
 def _findings(html: str) -> str:
     import html as html_lib
     import re

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -62,6 +63,21 @@ def test_a_random_half_history_is_a_warning_in_python():
         run = replay(_matrix([f"m{i}" for i in range(8)], seed=0), budget=20)
     assert run.params["history"]["history models"] == 4
     assert "pass history=, history_store= or no_history=True" in run.params["history"]["note"]
+
+
+def test_a_random_half_history_of_a_policy_without_a_proxy_is_said_unused():
+    """`select replay FILE --policy ucbe` said the random half "learns the proxy"; UCB-E
+    learns none: the half is set aside, unused, and the note and the report say so."""
+    from latentbench.report import build_report
+
+    with pytest.warns(DataWarning, match=r"history split: .* is set aside as the history, "):
+        run = replay(_matrix([f"m{i}" for i in range(8)], seed=0), policy="ucbe", budget=20)
+    note = run.params["history"]["note"]
+    assert "which this policy does not use (it learns no proxy)" in note
+    assert "learns the proxy" not in note and "pass no_history=True" in note
+    page = build_report(selection=json.loads(run.to_json()))
+    assert "History (set aside, not candidates; ucbe uses no proxy)" in page
+    assert "learns the proxy" not in page
 
 
 @pytest.mark.parametrize(("low", "high", "n"), [(0.985, 0.998, 6), (0.0, 0.02, 10)])

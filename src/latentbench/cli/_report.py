@@ -49,8 +49,9 @@ def report(
         None,
         "--out",
         "-o",
-        help="HTML file to write. Default ./report.html, or ./report-2.html, -3, ... when that "
-        "exists. An existing --out file is refused unless --force.",
+        help="HTML file to write (.html or .htm; x.pdf is refused). Default ./report.html, "
+        "or ./report-2.html, -3, ... when that exists. An existing --out file is refused "
+        "unless --force.",
     ),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing --out file."),
     responses: Path | None = typer.Option(

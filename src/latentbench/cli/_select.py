@@ -570,7 +570,8 @@ def experiment(
     seeds: int | None = typer.Option(
         None,
         help="Number of seeds. Default: 20 for select (seed = 10000 * run; 200 for "
-        "publication-grade curves), 3 for estimate (runs per held-out model).",
+        "publication-grade curves; a saving to 95 % needs 20 or more for its interval), 3 "
+        "for estimate (runs per held-out model).",
         show_default=False,
     ),
     budget: int = typer.Option(

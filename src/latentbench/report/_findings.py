@@ -307,7 +307,7 @@ def _selection_findings(
             for k, v in history.items()
             if not isinstance(v, list)
         )
-        out.append({"text": f"History (learns the proxy, not candidates): {parts}."})
+        out.append({"text": f"{_history_label(str(data.get('policy', '')))}: {parts}."})
     elif isinstance(history, str):
         out.append({"text": f"History: {history}"})
     crossed = params.get("certificate_crossed")
@@ -334,6 +334,17 @@ def _crossed_finding(crossed: dict[str, Any], delta: Any) -> dict[str, Any]:
         f"most delta = {delta}); read its certification with that in mind."
     )
     return {"text": text, "note": True}
+
+
+def _history_label(policy: str) -> str:
+    """How a selection's history finding opens: a policy without a proxy (UCB-E, uniform)
+    learns nothing from it (it was "learns the proxy" for every policy)."""
+    from latentbench.select import POLICIES
+
+    info = POLICIES.get(policy.split(":")[0].strip().lower())
+    if info is not None and not info.needs_proxy:
+        return f"History (set aside, not candidates; {policy} uses no proxy)"
+    return "History (learns the proxy, not candidates)"
 
 
 def _no_intervals_finding(policy: str) -> dict[str, Any]:

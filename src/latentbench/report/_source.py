@@ -340,8 +340,9 @@ def report_from(
         ``selection.json``, a live-run store (``.duckdb``), or a responses file (fitted first
         with ``TwoPL()``: the default priors).
     path : path, optional
-        The HTML file to write (its folder must exist); None builds the page only. An
-        existing file is refused unless ``force``.
+        The HTML file to write (its folder must exist; a name ending in another suffix
+        than ``.html`` or ``.htm``, such as ``x.pdf``, is refused); None builds the page
+        only. An existing file is refused unless ``force``.
     responses : path, optional
         With a fit directory: the responses it was fitted on (standard errors, item flags).
         Default: the input recorded in ``fit.json`` while it is unchanged.
@@ -566,6 +567,11 @@ def _destination(path: str | os.PathLike[str] | None) -> Path | None:
     out = Path(path)
     if out.is_dir():
         raise InputError(f"path={out} is a directory; expected the HTML file to write")
+    if out.suffix and out.suffix.lower() not in (".html", ".htm"):  # x.pdf held HTML
+        raise InputError(
+            f"path={out}: the report is an HTML page, and a {out.suffix} file would hold HTML; "
+            "expected a file ending in .html or .htm (for a PDF, print the page from a browser)"
+        )
     check_destination(out, "file", flag="path=")
     return out
 

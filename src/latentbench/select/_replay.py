@@ -240,7 +240,7 @@ def replay(
         split = _no_history(matrix)
     else:
         name = path.name if path is not None else (stored or {}).get("layout")
-        split = _random_half_history(matrix, name, random_state)
+        split = _random_half_history(matrix, name, random_state, _uses_proxy(policy))
     where = str(path) if path is not None else (stored or {}).get("layout") or matrix.source
     check_complete(split.candidates, split.ids, list(matrix.item_ids), missing, where)
     oracle = MatrixOracle(split.candidates, missing=missing)
@@ -406,10 +406,22 @@ def _store_input(matrix: ResponseMatrix) -> dict[str, Any] | None:
     return store_input_record(matrix)
 
 
-def _random_half_history(matrix: ResponseMatrix, name: str | None, random_state: int) -> _Split:
+def _uses_proxy(policy: str) -> bool:
+    """Whether the policy spec ``policy`` learns a proxy from a history (True for a spec not
+    understood here: the policy's own check refuses it later, with its message)."""
+    try:
+        return POLICIES[parse_policy(policy)[1]].needs_proxy
+    except (InputError, KeyError, TypeError, ValueError):
+        return True
+
+
+def _random_half_history(
+    matrix: ResponseMatrix, name: str | None, random_state: int, uses_proxy: bool = True
+) -> _Split:
     """No history given: a random half of the models (at least 2) learns the proxy and the
     other half are the candidates, with a warning saying so (``name``: the responses' file
-    name or store benchmark, for the messages)."""
+    name or store benchmark, for the messages). A policy without a proxy (``uses_proxy``
+    False: UCB-E, uniform) learns nothing from that half, and the warning says so."""
     if matrix.n_models < 4:
         half = matrix.n_models // 2
         raise InputError(
@@ -421,11 +433,15 @@ def _random_half_history(matrix: ResponseMatrix, name: str | None, random_state:
     h_rows, t_rows = split_models(matrix.n_models, how="random", random_state=random_state)
     ids = [matrix.model_ids[i] for i in t_rows]
     name = name or "the responses"
+    held = f"a random half of the responses ({len(h_rows)} models, seed {random_state})"
     note = (
-        f"history split: no history given, so a random half of the responses "
-        f"({len(h_rows)} models, seed {random_state}) learns the proxy and only the other "
+        f"history split: no history given, so {held} learns the proxy and only the other "
         f"{len(ids)} models are candidates; pass history=, history_store= or "
         "no_history=True to use all of them"
+        if uses_proxy
+        else f"history split: no history given, so {held} is set aside as the history, "
+        f"which this policy does not use (it learns no proxy), and only the other {len(ids)} "
+        "models are candidates; pass no_history=True to make all of them candidates"
     )
     warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
     record = {
