@@ -67,7 +67,7 @@ def test_demo_runs_and_finds_planted_items(tmp_path):
     assert "20 of the 20 planted random-answer items" in outcome.output
     assert "compiles a few numba kernels" in " ".join(outcome.output.split())
     saved = re.search(
-        r"PULSE finds the best candidate in 95% of 12 runs after ([\d,]+) evaluations \(90% "
+        r"PULSE finds the best candidate in 95% of 20 runs after ([\d,]+) evaluations \(90% "
         r"interval ([\d,]+) to ([\d,]+)\): it saves ([\d.]+)% of a full evaluation \(([\d.]+)% "
         r"to ([\d.]+)%\)",
         " ".join(outcome.output.split()),
