@@ -1112,6 +1112,9 @@ def print_experiment_table(result: Any) -> None:
     )
     if reference is not None and unbounded and not one:
         console.print("savings without an SE or interval: " + "; ".join(unbounded), soft_wrap=True)
+    spread_note = (getattr(result, "params", None) or {}).get("budget_sd_note")
+    if spread_note and not one:
+        console.print(str(spread_note), soft_wrap=True)
     if one:
         console.print(
             f"{seeds_text(n_seeds)}: every figure is that of one run, with no uncertainty (no SD "

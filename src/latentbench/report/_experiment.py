@@ -247,6 +247,8 @@ def _run_notes(params: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "note": True,
             }
         )
+    if params.get("budget_sd_note"):  # the crossing is the slowest seed's: no SD of it
+        notes.append({"text": str(params["budget_sd_note"]) + ".", "note": True})
     # the --missing rule's effect on the targets (said by the run, kept in params)
     if params.get("dropped_items"):
         notes.append(

@@ -33,7 +33,10 @@ from latentbench._repr import html_block
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._experiment_record import CURVE_COLUMNS, ExperimentRecord
 from latentbench.select._experiment_stats import (
+    MIN_TAIL_SEEDS,
     _se,
+    _tail_seeds,
+    budget_sd_note,
     budget_to_accuracy,
     paired_saving,
     paired_saving_at_stop,
@@ -775,8 +778,11 @@ def _summarise(
             cov = [r["covered"] for r in rows_ if r["covered"] is not None]
             cov_ci = wilson_interval(float(np.mean(cov)), len(cov)) if cov else (None, None)
             # the estimate is the crossing of all the seeds' curve; the bootstrap its spread
-            # (none from one seed: every resample is that seed)
+            # (none from one seed: every resample is that seed; none where the crossing is
+            # the slowest seed's, whose resamples can only move it one way: budget_sd_note)
             spread = len(rows_) > 1
+            spread95 = spread and _tail_seeds(len(rows_), target) >= MIN_TAIL_SEEDS
+            spread90 = spread and _tail_seeds(len(rows_), 0.9) >= MIN_TAIL_SEEDS
             row = {
                 "pool": pool,
                 "policy": spec.strip(),
@@ -784,11 +790,11 @@ def _summarise(
                 "n_seeds": len(rows_),
                 "init_evaluations": init,
                 "budget_post_init": stats["point"],
-                "budget_post_init_sd": stats["first_sd"] if spread else None,
+                "budget_post_init_sd": stats["first_sd"] if spread95 else None,
                 "budget_post_init_sustained": stats["sustained_point"],
                 "budget_total": stats["point"] + init,
                 "budget_post_init_90": stats90["point"],
-                "budget_post_init_90_sd": stats90["first_sd"] if spread else None,
+                "budget_post_init_90_sd": stats90["first_sd"] if spread90 else None,
                 "reached": bool(np.isfinite(stats["point"])),
                 "reached_fraction": stats["reached"],
                 "final_accuracy": float(curves[key][:, -1].mean()),
@@ -840,6 +846,9 @@ def _summarise(
         "reference": reference,
         "seconds": elapsed,
     }
+    note = budget_sd_note(len(seed_list), target)
+    if note is not None and shared.stop != "confidence":  # the table shows budgets then
+        params["budget_sd_note"] = note
     return ExperimentResult(
         grid=grid, curves=curves, summary=summary, pools=pool_info, params=params
     )

@@ -10,7 +10,13 @@ import numpy as np
 
 from latentbench.exceptions import InputError
 
-__all__ = ["budget_to_accuracy", "paired_saving", "paired_saving_at_stop", "wilson_interval"]
+__all__ = [
+    "budget_sd_note",
+    "budget_to_accuracy",
+    "paired_saving",
+    "paired_saving_at_stop",
+    "wilson_interval",
+]
 
 
 def budget_to_accuracy(
@@ -127,6 +133,37 @@ subsets of 5 to 10 seeds (BFCL: 88 % at 15 seeds, 83 % at 19), and 93 to 95 % fr
 def _tail_seeds(n_seeds: int, target: float) -> int:
     """How many of ``n_seeds`` may be wrong where their accuracy is first >= ``target``."""
     return math.floor(n_seeds * (1 - target) + 1e-9)
+
+
+def budget_sd_note(n_seeds: int, target: float = 0.95) -> str | None:
+    """Why an experiment of ``n_seeds`` seeds gives its budgets to ``target`` (and to 90 %)
+    accuracy no SD (None: it gives both, or one seed, said apart).
+
+    Where fewer than :data:`MIN_TAIL_SEEDS` seeds may be wrong at the crossing (below 20
+    seeds at 0.95, 10 at 0.9) the budget is the slowest seed's, and the SD of its bootstrap
+    crossings is that of resamples that can only drop the slowest seed: not its spread.
+
+    Parameters
+    ----------
+    n_seeds : int
+    target : float, default 0.95
+
+    Returns
+    -------
+    str or None
+    """
+    if n_seeds < 2:
+        return None
+    short = [t for t in sorted({target, 0.9}) if _tail_seeds(n_seeds, t) < MIN_TAIL_SEEDS]
+    if not short:
+        return None
+    goals = " and ".join(f"{100 * t:g} %" for t in short)
+    need = math.ceil(MIN_TAIL_SEEDS / (1 - max(short)) - 1e-9)
+    return (
+        f"no SD for the budgets to {goals}: with {n_seeds} seeds each is where all of them "
+        f"are first right, the slowest seed's budget, which a bootstrap over seeds cannot "
+        f"spread ({need} or more seeds give one)"
+    )
 
 
 def _interval(
