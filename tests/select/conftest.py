@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -53,3 +55,23 @@ class HostileProxy:
 def small_problem():
     Y, U, V, b = lowrank_data(8, 240, r=2, seed=3)
     return Y, U, V, b
+
+
+def bare_calibration(K: int = 4, n: int = 3, **kw: object) -> Any:
+    """A ``Calibration`` of ``K`` models x ``n`` items with random parameters (``kw``: its
+    other fields, e.g. ``responses``)."""
+    from latentbench.select._estimate_calibration import Calibration
+
+    rng = np.random.default_rng(0)
+    return Calibration(
+        item_ids=tuple(f"q{j}" for j in range(n)),
+        V=rng.normal(size=(n, 1)),
+        b=rng.normal(size=n),
+        sigma=1.0,
+        model_ids=tuple(f"m{k}" for k in range(K)),
+        model_scores=np.full(K, 0.5),
+        model_factors=rng.normal(size=(K, 1)),
+        source="test",
+        hash="0" * 16,
+        **kw,
+    )

@@ -15,6 +15,8 @@ from latentbench.io import ResponseMatrix
 from latentbench.select._estimate_calibration import from_matrix
 from latentbench.select._estimate_design import SequentialEstimate
 
+from .conftest import bare_calibration
+
 
 def _matrix(n_models: int = 8, n_items: int = 40, seed: int = 3) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
@@ -93,22 +95,9 @@ def test_drawing_after_every_item_is_revealed_is_refused(cal):
 
 # -- 2. a calibration's responses at the bounds --------------------------------------------------
 def _bare(Y: np.ndarray) -> object:
-    from latentbench.select._estimate_calibration import Calibration
-
+    """A calibration of ``Y``'s shape, random parameters, holding ``Y`` as its responses."""
     K, n = Y.shape
-    rng = np.random.default_rng(0)
-    return Calibration(
-        item_ids=tuple(f"q{j}" for j in range(n)),
-        V=rng.normal(size=(n, 1)),
-        b=rng.normal(size=n),
-        sigma=1.0,
-        model_ids=tuple(f"m{k}" for k in range(K)),
-        model_scores=np.full(K, 0.5),
-        model_factors=rng.normal(size=(K, 1)),
-        source="test",
-        hash="0" * 16,
-        responses=Y,
-    )
+    return bare_calibration(K, n, responses=Y)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -10,23 +10,8 @@ import numpy as np
 import pytest
 
 from latentbench.exceptions import InputError
-from latentbench.select._estimate_calibration import Calibration
 
-
-def bare_calibration(K: int = 4, n: int = 3, **kw: object) -> Calibration:
-    rng = np.random.default_rng(0)
-    return Calibration(
-        item_ids=tuple(f"q{j}" for j in range(n)),
-        V=rng.normal(size=(n, 1)),
-        b=rng.normal(size=n),
-        sigma=1.0,
-        model_ids=tuple(f"m{k}" for k in range(K)),
-        model_scores=np.full(K, 0.5),
-        model_factors=rng.normal(size=(K, 1)),
-        source="test",
-        hash="0" * 16,
-        **kw,
-    )
+from .conftest import bare_calibration
 
 
 @pytest.mark.parametrize(
