@@ -763,9 +763,8 @@ def _read_responses(
     if {"item", "order", "probability"} <= set(columns) and not set(columns) & set(_SCORE_COLUMNS):
         raise InputError(
             f"{file}: a fixed design (columns {', '.join(columns[:7])}: the output of "
-            "`latentbench tiny`), not a model's answers; give it as the design (estimate "
-            "--items FILE, items= in Python) and the model's results on its items as the "
-            "responses"
+            "`latentbench tiny`), not a model's answers; give it as the design (items=FILE) "
+            "and the model's results on its items as the responses"
         )
     score = next((c for c in _SCORE_COLUMNS if c in columns), None)
     # a 'Model' column alone is estimate's to judge (one name: the model's, said)
@@ -1465,7 +1464,7 @@ def _tool_advice(theirs: str, read: Mapping[str, Any], *, grouped: bool) -> str:
     another benchmark ``theirs`` than the calibration's: they carry no column to rewrite;
     ``grouped``: the calibration's ids are a group's ``TASK/ID``."""
     if grouped:  # the group name the calibration was ingested with
-        return f"read them with that group name (group={theirs!r}; --group {theirs})"
+        return f"read them with that group name (group={theirs!r})"
     return (
         "read them as the calibration's were (a task ingested under another name): "
         f"`latentbench ingest {read['tool']} PATH --store new.duckdb --benchmark {theirs}`, "
@@ -1485,14 +1484,13 @@ def _group_hint(ids: Sequence[str], cal: Calibration, attrs: Mapping[str, Any]) 
     if read.get("group") is None and any(f"{bench}/{i}" in known for i in ids[:1000]):
         return (
             f"; the calibration's ids are TASK/ID ({bench}/{ids[0]}): its tasks were ingested "
-            f"as one benchmark; read these results the same way (group={theirs!r}; --group "
-            f"{theirs})"
+            f"as one benchmark; read these results the same way (group={theirs!r})"
         )
     stripped = [i.split("/", 1)[1] for i in ids[:1000] if "/" in i]
     if read.get("group") is not None and any(i in known for i in stripped):
         return (
             f"; these were read as a group's TASK/ID ids ({ids[0]!r}) but the calibration's "
-            f"are one task's own ({cal.item_ids[0]!r}): read them without group= (--group)"
+            f"are one task's own ({cal.item_ids[0]!r}): read them without group="
         )
     return ""
 
@@ -2032,7 +2030,7 @@ def estimate(
                 "items; the score is the mean over those it answered, and its rank compares "
                 f"that mean with the calibration models' means over all {cal.n_items:,}; if "
                 "they are the items of a `latentbench tiny` design, pass the design "
-                "(items=DESIGN; --items DESIGN.csv) to estimate the full-benchmark score"
+                "(items=DESIGN) to estimate the full-benchmark score"
             )
     else:
         available, w_pop, model_scores = _weighted(cal, checked, name, available, notes)
@@ -2857,9 +2855,9 @@ def _calibration_answers(calibration: Any, responses: Any, cal: Calibration) -> 
                 f"precision with calibration {cal.source}: the half-width is predicted by "
                 "replaying the calibration models' answers, which it does not keep (a fit "
                 "directory or a calibration carries parameters only); give the matrix the "
-                "fit was made from (on the command line --responses MATRIX_FILE, in Python "
-                "responses=MATRIX), calibrate on the matrix file or --store --benchmark "
-                "instead, or choose k by hand (--k, k=)"
+                "fit was made from (responses=MATRIX), calibrate on the matrix file or a "
+                "store's benchmark (load_calibration(STORE, benchmark=NAME)) instead, or "
+                "choose k by hand (k=)"
             )
     if isinstance(matrix, str | os.PathLike):
         matrix = ResponseMatrix.read(matrix)
@@ -3372,7 +3370,7 @@ def _weighted_hint(design: pd.DataFrame, n_items: int) -> str:
         f"{plain.size - int(plain.sum()):,} of its {plain.size:,} rows, as tiny writes it for "
         "the plain mean: if tiny --weights drew it (weight = w / probability), its 'target' "
         "and 'weights_hash' columns were removed: use the file tiny wrote, with the same "
-        "weights (--weights W.csv, weights=)"
+        "weights (weights=)"
     )
 
 
@@ -3397,7 +3395,7 @@ def _check_design_weights(
             "by tiny --weights, but it has no 'weights_hash' column (removed?); expected both, "
             "as tiny --weights writes them (the hash names the weights its probabilities are "
             "for), or neither for a plain design: use the file tiny wrote, with the same "
-            "weights (--weights W.csv, weights=)"
+            "weights (weights=)"
         )
     said = (
         f"target: {design['target'].iloc[0]}, weights {recorded}"
@@ -3410,14 +3408,13 @@ def _check_design_weights(
         raise InputError(
             f"{where}: drawn for the plain mean (no 'weights_hash' column), not for "
             f"{weights.source} (target: {target_label(weights.record())}, weights {weights.hash})"
-            "; make the design with `latentbench tiny --weights` (tiny(..., weights=)) for a "
-            "weighted score, or drop --weights (weights=)"
-            + _weighted_hint(design, weights.weights.size)
+            "; make the design with tiny(..., weights=) for a weighted score, or drop "
+            "weights=" + _weighted_hint(design, weights.weights.size)
         )
     if weights is None:
         raise InputError(
             f"{where}: drawn by tiny --weights for a weighted score ({said}); pass the same "
-            "weights (--weights W.csv, weights=): without them the design's probabilities are "
+            "weights (weights=): without them the design's probabilities are "
             f"not the plain mean's, and {command}'s target would be the plain mean, which a "
             "design that never draws an item of weight 0 does not cover"
         )

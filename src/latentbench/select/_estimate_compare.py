@@ -554,7 +554,7 @@ def compare(
             notes.append(
                 f"the models share answers on {both.size:,} of {cal.n_items:,} calibrated "
                 "items; the difference is over those; if they are the items of a `latentbench "
-                "tiny` design, pass the design (items=DESIGN; --items DESIGN.csv) to compare "
+                "tiny` design, pass the design (items=DESIGN) to compare "
                 "the full-benchmark scores"
             )
     if np.array_equal(ya[shared], yb[shared]) and fixed is not None:  # a data check
@@ -691,7 +691,7 @@ def _weighted_pair(
                 ""
                 if holds
                 else "; if they are the items of a `latentbench tiny --weights` "
-                "design, pass the design (items=DESIGN; --items DESIGN.csv) to compare the "
+                "design, pass the design (items=DESIGN) to compare the "
                 "full-benchmark scores"
             )
         )
