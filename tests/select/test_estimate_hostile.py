@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from latentbench.cli._common import cli_spelling
 from latentbench.exceptions import InputError
 from latentbench.io import ResponseMatrix
 from latentbench.select._estimate_calibration import from_matrix
@@ -167,7 +168,10 @@ def test_answers_that_are_a_calibration_models_are_said(fractional):
         "model 'copy' gave the same answers as calibration model 'm5' on every item (80 "
         "answered; the same results under another name?)"
     ), note
-    assert "--label m5" in note
+    # the keyword in Python, the flag on the command line (it said "(--label m5; label=)")
+    assert note.endswith("give it that name (label='m5') to leave the copy out of the rank")
+    assert cli_spelling(note).endswith("give it that name (--label m5) to leave the copy out "
+                                       "of the rank")  # fmt: skip
     with pytest.warns(UserWarning):
         assert not _twin_notes(estimate(cal, row.rename("m5"), budget=5))
     changed = row.copy()

@@ -290,10 +290,10 @@ _QUOTED_NAME = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\""
 """A name as Python's ``repr`` writes it, single- or double-quoted."""
 
 
-def _group_flag(match: re.Match[str]) -> str:
-    """``(group='mmlu')`` (a group name the advice names) as ``(--group mmlu)``, the name
-    quoted for a shell where it needs it."""
-    return f"(--group {shlex.quote(ast.literal_eval(match.group(1)))})"
+def _name_flag(match: re.Match[str]) -> str:
+    """``(group='mmlu')`` or ``(label='m5')`` (a name the advice names) as ``(--group mmlu)``
+    or ``(--label m5)``, the name quoted for a shell where it needs it."""
+    return f"(--{match.group(1)} {shlex.quote(ast.literal_eval(match.group(2)))})"
 
 
 _SPELLINGS = (
@@ -327,7 +327,7 @@ _SPELLINGS = (
     ),
     (re.compile(r"or choose k by hand \(k=\)"), "or choose k by hand (--k)"),
     # estimate / compare / tiny advice (select._estimate*, select._compare_live)
-    (re.compile(rf"\(group=({_QUOTED_NAME})\)"), _group_flag),
+    (re.compile(rf"\((group|label)=({_QUOTED_NAME})\)"), _name_flag),
     (re.compile(r"\bwithout group=(?![\w'\"])"), "without --group"),
     (re.compile(r"give it as the design \(items=FILE\)"), "give it as the design (--items FILE)"),
     (re.compile(r"\(items=DESIGN\)"), "(--items DESIGN.csv)"),

@@ -1520,13 +1520,12 @@ def _spelling_hint(unknown: Sequence[str], known: Sequence[str]) -> str:
 
 
 # ------------------------------------------------------------------------------ the loop
-def _calibration_twin_note(cal: Calibration, name: str, y: np.ndarray) -> list[str]:
-    """The note saying that the new model's answers are a calibration model's, cell for
-    cell (the same items answered, the same scores: its results given again under another
-    name, most likely), empty otherwise or when the calibration keeps no responses (a fit
-    directory). The estimate does not use it (only the items drawn are read); the rank then
-    counts the model's own copy. One comparison of ``y`` with every calibration row (a
-    namesake is said already, by the rank's rule)."""
+def _calibration_twins(cal: Calibration, name: str, y: np.ndarray) -> list[str]:
+    """The calibration models other than ``name`` whose answers are ``y``, cell for cell
+    (the same items answered, the same scores: the model's results given again under another
+    name, most likely); empty when none or when the calibration keeps no responses (a fit
+    directory). One comparison of ``y`` with every calibration row (a namesake is said
+    already, by the rank's rule)."""
     Y = cal.responses
     seen = np.isfinite(y)
     if Y is None or not seen.any():
@@ -1548,16 +1547,31 @@ def _calibration_twin_note(cal: Calibration, name: str, y: np.ndarray) -> list[s
     rows = np.flatnonzero(same(Y[:, :64], row[:64]))
     if rows.size:
         rows = rows[same(Y[rows], row)]
-    twins = [cal.model_ids[k] for k in rows.tolist() if cal.model_ids[k] != name]
+    return [cal.model_ids[k] for k in rows.tolist() if cal.model_ids[k] != name]
+
+
+def _twins_said(name: str, twins: list[str], y: np.ndarray) -> str:
+    """``model 'copy' gave the same answers as calibration model 'm5' on every item (40
+    answered; the same results under another name?)``: the start of a twin note."""
+    shown = ", ".join(repr(m) for m in twins[:3]) + (", ..." if len(twins) > 3 else "")
+    return (
+        f"model {name!r} gave the same answers as calibration model"
+        f"{'s' if len(twins) > 1 else ''} {shown} on every item "
+        f"({int(np.isfinite(y).sum()):,} answered; the same results under another name?)"
+    )
+
+
+def _calibration_twin_note(cal: Calibration, name: str, y: np.ndarray) -> list[str]:
+    """The note saying that the new model's answers are a calibration model's, cell for
+    cell (:func:`_calibration_twins`), empty otherwise. The estimate does not use it (only
+    the items drawn are read); the rank then counts the model's own copy."""
+    twins = _calibration_twins(cal, name, y)
     if not twins:
         return []
-    shown = ", ".join(repr(m) for m in twins[:3]) + (", ..." if len(twins) > 3 else "")
     return [
-        f"model {name!r} gave the same answers as calibration model"
-        f"{'s' if len(twins) > 1 else ''} {shown} on every item ({int(seen.sum()):,} "
-        "answered; the same results under another name?): its score is then known without "
-        "an estimate, and it is ranked against its own copy; if it is that model, give it "
-        f"that name (--label {twins[0]}; label=) to leave the copy out of the rank"
+        f"{_twins_said(name, twins, y)}: its score is then known without an estimate, and it "
+        "is ranked against its own copy; if it is that model, give it that name "
+        f"(label={twins[0]!r}) to leave the copy out of the rank"
     ]
 
 
