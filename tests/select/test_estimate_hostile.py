@@ -257,3 +257,28 @@ def test_the_legend_says_the_delta_given_even_where_the_level_rounds_to_one(cal)
             warnings.simplefilter("ignore")
             result = estimate(cal, answers, budget=5, delta=delta)
         assert f"(--delta {shown});" in interval_legend([result])
+
+
+def test_compare_says_when_model_a_or_b_is_a_calibration_models_copy():
+    """compare said nothing when A or B was a calibration model's results under another name
+    (estimate says it): one note each now, in estimate's words; none for a namesake or a
+    changed answer."""
+    from latentbench.select import compare
+
+    frame = _matrix(n_items=80)
+    cal = from_matrix(ResponseMatrix.from_wide(frame), rank=1)
+    copy_a, copy_b = frame.loc["m5"].rename("copy-a"), frame.loc["m2"].rename("copy-b")
+    with pytest.warns(UserWarning):
+        result = compare(cal, copy_a, copy_b, budget=5)
+    assert _twin_notes(result) == [
+        f"model {name!r} gave the same answers as calibration model {twin!r} on every item (80 "
+        "answered; the same results under another name?): its score is then known without an "
+        "estimate, and it is compared as a new model"
+        for name, twin in (("copy-a", "m5"), ("copy-b", "m2"))
+    ]
+    changed = copy_b.copy()
+    changed.iloc[70] = 1.0 - changed.iloc[70]
+    with warnings.catch_warnings(record=True) as said:  # the namesake m5: not a copy
+        warnings.simplefilter("always")
+        result = compare(cal, frame.loc["m5"], changed, budget=5)
+    assert not _twin_notes(result) and not said
