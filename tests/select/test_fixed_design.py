@@ -402,7 +402,7 @@ def test_a_design_given_as_responses_is_recognised(setup, tmp_path):
     cal, _, _ = setup
     path = tmp_path / "items.csv"
     tiny(cal, 5).to_csv(path, index=False)
-    with pytest.raises(InputError, match=r"a fixed design .* --items FILE, items= in Python"):
+    with pytest.raises(InputError, match=r"a fixed design .* give it as the design \(items=FILE\)"):
         estimate(cal, path)
 
 
