@@ -245,18 +245,47 @@ def test_an_edited_comparison_with_a_reversed_interval_is_refused(cal, tmp_path,
 
 
 # -- 5. the legend's delta ------------------------------------------------------------------------
-def test_the_legend_says_the_delta_given_even_where_the_level_rounds_to_one(cal):
+def test_the_legend_says_the_delta_given_and_its_level_below_100_percent(cal):
     """The legend recomputed --delta as 1 - level: a delta of 1e-300 (level 1.0 in floats)
-    was printed '--delta 0', a value the command refuses. Now the delta given."""
+    was printed '--delta 0', a value the command refuses. Now the delta given; the smallest
+    delta taken (1e-16) has a level below 1, printed below 100%."""
     from latentbench.cli._estimate import interval_legend
     from latentbench.select import estimate
 
     answers = _matrix(seed=9).iloc[0].rename("new")
-    for delta, shown in ((1e-300, "1e-300"), (0.05, "0.05"), (0.1, "0.1")):
+    for delta, shown, level in (
+        (1e-16, "1e-16", "99.99999999999999%"),
+        (0.05, "0.05", "95%"),
+        (0.1, "0.1", "90%"),
+    ):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = estimate(cal, answers, budget=5, delta=delta)
-        assert f"(--delta {shown});" in interval_legend([result])
+        assert result.level < 1
+        legend = interval_legend([result])
+        assert f"the {level} interval" in legend and f"(--delta {shown});" in legend
+
+
+@pytest.mark.parametrize("delta", [1e-300, 5e-17, 1e-20])
+def test_a_delta_whose_level_rounds_to_one_is_refused_by_estimate_and_compare(cal, delta):
+    """A delta under ~5.6e-17 has the level 1 - delta = 1.0 in floats: estimate.json and
+    compare.json recorded level 1.0 and the legends said '100% interval' (a certainty no
+    sample of items gives). estimate, compare and tiny (its precision's delta) now refuse it,
+    naming the smallest delta taken; the command line says it with --delta."""
+    from latentbench.select import compare, estimate, tiny
+
+    answers = _matrix(seed=9).iloc[0].rename("new")
+    said = f"delta={delta!r}; expected a value in [1e-16, 1): below it the level 1 - delta "
+    for call in (
+        lambda: estimate(cal, answers, budget=5, delta=delta),
+        lambda: estimate(cal, answers, items=tiny(cal, 5), delta=delta),
+        lambda: compare(cal, answers, answers.rename("other"), budget=5, delta=delta),
+        lambda: tiny(cal, precision=0.2, delta=delta),
+    ):
+        with pytest.raises(InputError) as info:
+            call()
+        assert str(info.value).startswith(said), str(info.value)
+        assert cli_spelling(str(info.value)).startswith(f"--delta {delta!r}; expected a value")
 
 
 def test_compare_says_when_model_a_or_b_is_a_calibration_models_copy():

@@ -1814,11 +1814,24 @@ _DEFAULT_FLOOR = _DefaultFloat(0.5)
 _DEFAULT_PROPOSAL: Any = _DefaultText("residual")
 
 
+_MIN_DELTA = 1e-16
+"""The smallest ``delta`` taken: below about 5.6e-17 the level ``1 - delta`` is 1.0 in
+floating point, which the records' ``level`` (and the legend's ``100%``) would say was a
+certainty; 1e-16 is a round bound above it (its interval is already about as wide)."""
+
+
 def _check_delta(delta: Any) -> bool:
-    """Refuse a ``delta`` that is not a number in (0, 1) (a string, a bool: the error names
-    it, not a TypeError); returns False for a good one."""
+    """Refuse a ``delta`` that is not a number in [:data:`_MIN_DELTA`, 1) (a string, a bool:
+    the error names it, not a TypeError); returns False for a good one."""
     if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < float(delta) < 1:
         raise InputError(f"delta={delta!r}; expected a value in (0, 1)")
+    if float(delta) < _MIN_DELTA:
+        raise InputError(
+            f"delta={delta!r}; expected a value in [{_MIN_DELTA:g}, 1): below it the level "
+            "1 - delta rounds to 1.0 in floating point, which the result's level (and "
+            "estimate.json, compare.json) would record as a 100% interval; "
+            f"{_MIN_DELTA:g} gives the most confident interval"
+        )
     return False
 
 
