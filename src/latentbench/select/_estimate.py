@@ -2773,7 +2773,9 @@ def tiny(
         )
     else:
         _check_options(None, precision, 0.05 if delta is None else delta, need_stop=False)
-    if precision is None and (isinstance(k, bool) or not isinstance(k, numbers.Integral)):
+    if precision is None and (
+        isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1
+    ):  # before the calibration is read (its item count bounds k from above, below)
         raise InputError(f"k={k!r}; expected an integer >= 1 (the number of items to draw)")
     cal = load_calibration(calibration, rank=rank, cache=cache)
     checked = None if weights is None else read_weights(cal, weights)
