@@ -561,3 +561,66 @@ def test_compare_out_writes_the_items_table(tmp_path):
     assert written["item"].tolist() == list(result.items) and len(written) == 50
     assert {"NA", "007"} <= set(written["item"])
     pd.testing.assert_frame_equal(written, result.to_frame(), check_dtype=False)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "keyword"),
+    [
+        ("--k", "0", {"k": 0}),
+        ("--precision", "0.7", {"precision": 0.7}),
+        ("--floor", "0", {"floor": 0.0}),
+        ("--rank", "0", {"rank": 0}),
+        ("--seed", "-1", {"seed": -1}),
+    ],
+)
+def test_tiny_refuses_an_option_out_of_range_before_looking_at_out(
+    tmp_path, monkeypatch, option, value, keyword
+):
+    """`tiny CAL --k 0 --out EXISTING.csv` said the --out exists before it said --k 0 was
+    invalid (fixing --out then failed on --k). The options that need no data are refused
+    first now, in tiny's own words (its Python message, rewritten into flags)."""
+    from latentbench.cli._common import cli_spelling
+    from latentbench.exceptions import InputError
+    from latentbench.select import tiny
+
+    monkeypatch.setenv("LATENTBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    calibration, _ = _calibration(tmp_path)
+    existing = tmp_path / "items.csv"
+    existing.write_text("item,order,probability\n0,1,0.1\n")
+    outcome = runner.invoke(app, ["tiny", str(calibration), option, value, "--out", str(existing)])
+    assert outcome.exit_code == 2, outcome.output
+    assert "exists" not in outcome.output
+    with pytest.raises(InputError) as said:
+        tiny(calibration, **keyword)
+    assert f"error: {cli_spelling(str(said.value))}" in " ".join(outcome.output.split())
+    assert existing.read_text() == "item,order,probability\n0,1,0.1\n"
+
+
+def test_tiny_refuses_a_delta_out_of_range_before_looking_at_out(tmp_path):
+    """As the other options: --delta (with --precision) out of range, or below estimate's
+    1e-16, is said before --out exists."""
+    from latentbench.cli._common import cli_spelling
+    from latentbench.exceptions import InputError
+    from latentbench.select._estimate import _check_delta
+
+    calibration, existing = tmp_path / "calib.parquet", tmp_path / "items.csv"
+    existing.write_text("")
+    for delta in ("2", "1e-20"):
+        outcome = runner.invoke(app, ["tiny", str(calibration), "--precision", "0.1",
+                                      "--delta", delta, "--out", str(existing)])  # fmt: skip
+        assert outcome.exit_code == 2 and "exists" not in outcome.output, outcome.output
+        with pytest.raises(InputError) as said:
+            _check_delta(float(delta))
+        assert f"error: {cli_spelling(str(said.value))}" in " ".join(outcome.output.split())
+
+
+def test_tiny_refuses_k_below_one_before_reading_the_calibration(tmp_path):
+    """tiny(CAL, k=0) read (and fitted) the calibration before refusing k; a missing one was
+    said instead of k. k >= 1 needs no data: refused first (the item count, an upper bound,
+    is checked after the calibration is read, as before)."""
+    from latentbench.exceptions import InputError
+    from latentbench.select import tiny
+
+    for k in (0, -3):
+        with pytest.raises(InputError, match=rf"^k={k}; expected an integer >= 1 \(the number"):
+            tiny(tmp_path / "no-such.parquet", k)

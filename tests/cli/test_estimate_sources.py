@@ -457,7 +457,7 @@ def test_a_tools_results_not_read_as_the_calibration_was_say_how_to_read_them(tm
     outcome = runner.invoke(app, [*base[:2], str(new), *base[2:], "--group", "mmlux"])
     assert outcome.exit_code == 2, outcome.output
     assert "lm-eval results of benchmark 'mmlux'" in outcome.output
-    assert "read them with that group name (group='mmlu'; --group mmlu)" in outcome.output
+    assert "read them with that group name (--group mmlu)" in outcome.output
     assert "write 'mmlu' in that column" not in outcome.output
     outcome = runner.invoke(app, [*base[:2], str(task0), *base[2:]])
     assert outcome.exit_code == 2

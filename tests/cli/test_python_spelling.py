@@ -18,10 +18,13 @@ import pandas as pd
 import pytest
 
 from latentbench.cli._common import cli_spelling
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 
 FORMATS = Path(__file__).resolve().parents[1] / "data" / "formats"
 _FLAG = re.compile(r"(?<![\w`-])--[a-z]")
+# a Python keyword left in a CLI text: ``delta=)``, ``(task=, --task)``, ``weights=)``,
+# ``group='mmlu'``, ``model_a=`` (not a quoted ``'mmlu=NAME'``, a flag's value)
+_KEYWORD = re.compile(r"(?<![\w'\"-])[a-z_]+=(?:$|[\s),;'\"]|NAME\b|DESIGN\b|MATRIX\b|FILE\b)")
 
 
 def _raised(call: Callable[[], object]) -> str:
@@ -99,6 +102,91 @@ def _tiny_delta_without_precision(tmp_path: Path) -> str:
     return _raised(lambda: tiny(tmp_path / "cal", 5, delta=0.1))
 
 
+def _group_advice(tmp_path: Path) -> str:
+    from latentbench.select._estimate import _tool_advice
+
+    return _tool_advice("mmlu", {"tool": "lm-eval"}, grouped=True)
+
+
+def _group_hint(tmp_path: Path, group: str | None, ids: list[str]) -> str:
+    from types import SimpleNamespace
+
+    from latentbench.select._estimate import _group_hint
+
+    cal = SimpleNamespace(item_ids=["mmlu/1", "2"], labels={"benchmark": "mmlu"})
+    attrs = {"read": {"tool": "lm-eval", "group": group}, "labels": {"benchmark": "mmlu"}}
+    return _group_hint(ids, cal, attrs)  # type: ignore[arg-type]
+
+
+def _design_given_as_responses(tmp_path: Path) -> str:
+    from latentbench.select import read_responses
+
+    path = tmp_path / "items.csv"
+    path.write_text("item,order,probability\nq1,1,0.5\n")
+    return _raised(lambda: read_responses(path))
+
+
+def _design_drawn_with_weights(tmp_path: Path) -> str:
+    from latentbench.select._estimate import _check_design_weights
+
+    design = pd.DataFrame({"item": ["q1"], "weights_hash": ["ab12"], "target": ["w"]})
+    return _raised(lambda: _check_design_weights(design, "items.csv", None, "estimate"))
+
+
+def _design_without_its_hash(tmp_path: Path) -> str:
+    from latentbench.select._estimate import _check_design_weights
+
+    design = pd.DataFrame({"item": ["q1"], "target": ["w"]})
+    return _raised(lambda: _check_design_weights(design, "items.csv", None, "estimate"))
+
+
+def _a_store_without_benchmark(tmp_path: Path) -> str:
+    from latentbench.select import load_calibration
+
+    (tmp_path / "s.duckdb").write_bytes(b"")
+    return _raised(lambda: load_calibration(tmp_path / "s.duckdb"))
+
+
+def _live_models_unnamed(tmp_path: Path) -> str:
+    from types import SimpleNamespace
+
+    from latentbench.select._compare_live import _two_models
+
+    cfg = SimpleNamespace(model_ids=["a", "b", "c"], source="run.toml")
+    return _raised(lambda: _two_models(cfg, None, None))  # type: ignore[arg-type]
+
+
+def _live_models_the_same(tmp_path: Path) -> str:
+    from types import SimpleNamespace
+
+    from latentbench.select._compare_live import _two_models
+
+    cfg = SimpleNamespace(model_ids=["a", "b", "c"], source="run.toml")
+    with pytest.MonkeyPatch.context() as patch:  # the configured-model check: not this test's
+        patch.setattr("latentbench.select._compare_live._chosen_model", lambda *a: None)
+        return _raised(lambda: _two_models(cfg, "a", "a"))  # type: ignore[arg-type]
+
+
+def _lm_eval_model_unnamed(tmp_path: Path) -> str:
+    from latentbench.io.formats._lm_eval import _unnamed
+
+    return str(_unnamed(tmp_path / "results.json", {"model": "hf", "model_args": ""}, "x"))
+
+
+def _candidates_in_the_history(tmp_path: Path) -> str:
+    import numpy as np
+
+    from latentbench.io import ResponseMatrix
+    from latentbench.select._replay import _given_history
+
+    def matrix(models: list[str]) -> ResponseMatrix:
+        return ResponseMatrix(np.eye(len(models), 3), model_ids=models, item_ids=["a", "b", "c"])
+
+    with pytest.warns(DataWarning, match="holds 1 of the 2 candidates"):
+        split = _given_history(matrix(["x", "y"]), matrix(["x", "z", "q"]), None, None, {})
+    return split.note  # the warning's text, after the history's own line
+
+
 def _output_folder_is_a_file(tmp_path: Path) -> str:
     from latentbench.io._outputs import write_directory
 
@@ -143,14 +231,14 @@ CASES = {
         "items: item '12' names no task; expected TASK/ID ids (a benchmark ingested with "
         "group=), or give the lm-eval task of the benchmark (task=)",
         "items: item '12' names no task; expected TASK/ID ids (a benchmark ingested with "
-        "--group), or give the lm-eval task of the benchmark (task=, --task)",
+        "--group), or give the lm-eval task of the benchmark (--task)",
     ),
     "estimate: a design sized at another delta": (
         _design_at_another_delta,
         "the interval is narrower than predicted; score it with delta=0.05, or size a design "
         "at this delta (tiny(..., precision=H, delta=0.1))",
-        "the interval is narrower than predicted; score it with --delta 0.05 (delta=), or "
-        "size a design at this delta (tiny --precision H --delta 0.1)",
+        "the interval is narrower than predicted; score it with --delta 0.05, or size a "
+        "design at this delta (tiny --precision H --delta 0.1)",
     ),
     "read_item_metadata: no such file": (
         _item_metadata_missing,
@@ -162,6 +250,61 @@ CASES = {
         _tiny_delta_without_precision,
         "give precision=, or drop delta (estimate's delta= sets the interval's own)",
         "",
+    ),
+    "estimate: results read without the calibration's group": (
+        _group_advice,
+        "read them with that group name (group='mmlu')",
+        "read them with that group name (--group mmlu)",
+    ),
+    "estimate: results read without a group, the calibration's ids TASK/ID": (
+        lambda tmp_path: _group_hint(tmp_path, None, ["1"]),
+        "read these results the same way (group='mmlu')",
+        "read these results the same way (--group mmlu)",
+    ),
+    "estimate: results read as a group, the calibration's ids a task's own": (
+        lambda tmp_path: _group_hint(tmp_path, "g", ["g/2"]),
+        "but the calibration's are one task's own ('mmlu/1'): read them without group=",
+        "but the calibration's are one task's own ('mmlu/1'): read them without --group",
+    ),
+    "read_responses: a design given as the responses": (
+        _design_given_as_responses,
+        "give it as the design (items=FILE) and the model's results",
+        "give it as the design (--items FILE) and the model's results",
+    ),
+    "estimate: a weighted design scored without weights": (
+        _design_drawn_with_weights,
+        "pass the same weights (weights=): without them",
+        "pass the same weights (--weights W.csv): without them",
+    ),
+    "estimate: a weighted design without its weights_hash": (
+        _design_without_its_hash,
+        "use the file tiny wrote, with the same weights (weights=)",
+        "use the file tiny wrote, with the same weights (--weights W.csv)",
+    ),
+    "load_calibration: a store without a benchmark": (
+        _a_store_without_benchmark,
+        "give the benchmark to calibrate on (load_calibration(STORE, benchmark=NAME))",
+        "give the benchmark to calibrate on (--store STORE --benchmark NAME)",
+    ),
+    "compare_live: three models, none named": (
+        _live_models_unnamed,
+        "name the two to compare with model_a= and model_b= (models: a, b, c)",
+        "name the two to compare with --a and --b (models: a, b, c)",
+    ),
+    "compare_live: one model twice": (
+        _live_models_the_same,
+        "model_a and model_b are both 'a'; expected two models of run.toml",
+        "--a and --b are both 'a'; expected two models of run.toml",
+    ),
+    "read_results: an lm-eval model without a name": (
+        _lm_eval_model_unnamed,
+        "pass model=NAME to name the model of these files",
+        "pass --model NAME to name the model of these files",
+    ),
+    "replay: candidates inside the history file": (
+        _candidates_in_the_history,
+        "2 candidates; history (the history matrix) holds 1 of the 2 candidates",
+        "2 candidates; --history (the history matrix) holds 1 of the 2 candidates",
     ),
     "EstimateResult.save: the folder is a file": (
         _output_folder_is_a_file,
@@ -177,8 +320,12 @@ def test_the_python_message_spells_keywords_and_the_cli_its_flags(case, tmp_path
     said = make(tmp_path)
     assert python_text in said, said
     # the command a design came from is its provenance, also in estimate.json: not advice
-    assert not _FLAG.search(said.replace("sized by tiny --precision", "sized by tiny")), said
+    provenance = re.sub(r"\b(sized by|drawn by|as) tiny --(precision|weights)\b", "", said)
+    assert not _FLAG.search(provenance), said
     assert cli_text in cli_spelling(said), cli_spelling(said)
+    # the command line's text names flags only (no keyword beside its flag)
+    if cli_text:  # (a message the command line says in its own words: not rewritten)
+        assert not _KEYWORD.search(cli_spelling(said)), cli_spelling(said)
 
 
 def test_the_cli_rewrites_the_remaining_python_spellings_as_it_said_them():
@@ -191,6 +338,43 @@ def test_the_cli_rewrites_the_remaining_python_spellings_as_it_said_them():
     said = "cannot write d: ...; expected it free: wait until that run ends, or give this one "
     for keyword in ("out=", "directory="):
         assert cli_spelling(said + "another " + keyword) == said + "another --out"
+
+
+def test_the_cli_rewrites_advice_that_named_both_spellings_into_flags_only():
+    """Before: these library texts named the flag beside the keyword ("(--k, k=)",
+    "(items=DESIGN; --items DESIGN.csv)", "(tiny(..., weights=))" beside `latentbench tiny
+    --weights`), which the command line printed as they were. The library's text (too costly
+    to raise here) now names the keyword only, and the command line its flag only."""
+    from latentbench.select import _estimate, _estimate_compare
+
+    cases = {
+        # tiny(precision=) on a calibration that keeps no answers
+        "the fit was made from (responses=MATRIX), calibrate on the matrix file or a store's "
+        "benchmark (load_calibration(STORE, benchmark=NAME)) instead, or choose k by hand "
+        "(k=)": "the fit was made from (--responses MATRIX_FILE), calibrate on the matrix "
+        "file or --store --benchmark instead, or choose k by hand (--k)",
+        # a plain design scored with weights
+        "; make the design with tiny(..., weights=) for a weighted score, or drop weights=": (
+            "; make the design with `latentbench tiny --weights` for a weighted score, or "
+            "drop --weights"
+        ),
+        # a pair that shares answers on some items only
+        "pass the design (items=DESIGN) to compare the full-benchmark scores": (
+            "pass the design (--items DESIGN.csv) to compare the full-benchmark scores"
+        ),
+        # a group's tasks read with different metrics (io.formats)
+        "expected one metric for the group: choose it with metric=": (
+            "expected one metric for the group: choose it with --metric"
+        ),
+    }
+    sources = Path(_estimate.__file__).read_text() + Path(_estimate_compare.__file__).read_text()
+    joined = re.sub(r'"\s+f?"', "", sources)  # the library's strings, their pieces joined
+    for library, cli in cases.items():
+        if "metric=" not in library:
+            assert library in joined, library
+        assert cli_spelling(library) == cli
+        assert not _KEYWORD.search(cli), cli
+    assert "(--k, k=)" not in joined and "; --items DESIGN.csv)" not in joined
 
 
 def test_a_report_page_names_both_spellings():

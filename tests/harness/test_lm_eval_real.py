@@ -129,7 +129,7 @@ def test_dummy_model_on_a_local_task(lm: LmEval, tmp_path: Path):
     logged = {str(s["doc_id"]): float(s["acc"]) for s in _samples(folder, "lb_mc")}
     assert sorted(logged, key=int) == [str(k) for k in range(20)]
 
-    with pytest.raises(InputError, match=r"names no model.*--model NAME") as err:
+    with pytest.raises(InputError, match=r"names no model.*pass model=NAME") as err:
         read_results("lm-eval", out)
     assert repr(folder.name) in str(err.value)  # the random id is named, not used
 

@@ -36,7 +36,9 @@ def test_dummy_run_needs_a_name_and_never_gets_the_random_folder(tmp_path):
         read_results("lm-eval", tmp_path)
     message = str(err.value)
     assert f"results_{DATE}.json" in message and "config.model_args" in message
-    assert "'qdpv68r5'" in message and "--model NAME" in message
+    # the keyword in Python (the command line rewrites it into its --model NAME)
+    assert "'qdpv68r5'" in message and "pass model=NAME to name" in message
+    assert "--model" not in message
     frame, _ = read_results("lm-eval", tmp_path, model="dummy-a")
     assert set(frame["model"]) == {"dummy-a"}
     assert frame["score"].tolist() == [1.0, 0.0]

@@ -176,7 +176,10 @@ def test_a_design_drawn_for_the_weights_is_compared_and_others_are_refused(small
     ):
         run(cal, Y[30], Y[31], items=weighted, weights=other)  # fmt: skip
     plain = tiny(cal, k=20)
-    with pytest.raises(InputError, match=r"drawn for the plain mean .*tiny --weights"):
+    with pytest.raises(
+        InputError,
+        match=r"drawn for the plain mean .*make the design with tiny\(\.\.\., weights=\)",
+    ):
         run(cal, Y[30], Y[31], items=plain, weights=groups)
 
 

@@ -1169,7 +1169,7 @@ def test_a_partial_answer_set_is_said_in_the_one_line_summary():
         r = estimate(cal, half, model="x", budget=20)
     # the answers of a `tiny` design read this way: the warning names the way that scores
     # them as a full-benchmark estimate (a walk's 100 design answers printed "(exact)")
-    assert any("--items DESIGN.csv" in str(w.message) for w in said)
+    assert any("pass the design (items=DESIGN)" in str(w.message) for w in said)
     assert r.n_items == 50 and r.n_calibrated == 100
     assert "after 20 of the 50 items it answered (of 100);" in r.summary()
     assert r.summary().endswith("against the others' means on all 100")

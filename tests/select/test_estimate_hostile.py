@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from latentbench.cli._common import cli_spelling
 from latentbench.exceptions import InputError
 from latentbench.io import ResponseMatrix
 from latentbench.select._estimate_calibration import from_matrix
@@ -156,7 +157,10 @@ def test_answers_that_are_a_calibration_models_are_said(fractional):
         "model 'copy' gave the same answers as calibration model 'm5' on every item (80 "
         "answered; the same results under another name?)"
     ), note
-    assert "--label m5" in note
+    # the keyword in Python, the flag on the command line (it said "(--label m5; label=)")
+    assert note.endswith("give it that name (label='m5') to leave the copy out of the rank")
+    assert cli_spelling(note).endswith("give it that name (--label m5) to leave the copy out "
+                                       "of the rank")  # fmt: skip
     with pytest.warns(UserWarning):
         assert not _twin_notes(estimate(cal, row.rename("m5"), budget=5))
     changed = row.copy()
@@ -230,15 +234,69 @@ def test_an_edited_comparison_with_a_reversed_interval_is_refused(cal, tmp_path,
 
 
 # -- 5. the legend's delta ------------------------------------------------------------------------
-def test_the_legend_says_the_delta_given_even_where_the_level_rounds_to_one(cal):
+def test_the_legend_says_the_delta_given_and_its_level_below_100_percent(cal):
     """The legend recomputed --delta as 1 - level: a delta of 1e-300 (level 1.0 in floats)
-    was printed '--delta 0', a value the command refuses. Now the delta given."""
+    was printed '--delta 0', a value the command refuses. Now the delta given; the smallest
+    delta taken (1e-16) has a level below 1, printed below 100%."""
     from latentbench.cli._estimate import interval_legend
     from latentbench.select import estimate
 
     answers = _matrix(seed=9).iloc[0].rename("new")
-    for delta, shown in ((1e-300, "1e-300"), (0.05, "0.05"), (0.1, "0.1")):
+    for delta, shown, level in (
+        (1e-16, "1e-16", "99.99999999999999%"),
+        (0.05, "0.05", "95%"),
+        (0.1, "0.1", "90%"),
+    ):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = estimate(cal, answers, budget=5, delta=delta)
-        assert f"(--delta {shown});" in interval_legend([result])
+        assert result.level < 1
+        legend = interval_legend([result])
+        assert f"the {level} interval" in legend and f"(--delta {shown});" in legend
+
+
+@pytest.mark.parametrize("delta", [1e-300, 5e-17, 1e-20])
+def test_a_delta_whose_level_rounds_to_one_is_refused_by_estimate_and_compare(cal, delta):
+    """A delta under ~5.6e-17 has the level 1 - delta = 1.0 in floats: estimate.json and
+    compare.json recorded level 1.0 and the legends said '100% interval' (a certainty no
+    sample of items gives). estimate, compare and tiny (its precision's delta) now refuse it,
+    naming the smallest delta taken; the command line says it with --delta."""
+    from latentbench.select import compare, estimate, tiny
+
+    answers = _matrix(seed=9).iloc[0].rename("new")
+    said = f"delta={delta!r}; expected a value in [1e-16, 1): below it the level 1 - delta "
+    for call in (
+        lambda: estimate(cal, answers, budget=5, delta=delta),
+        lambda: estimate(cal, answers, items=tiny(cal, 5), delta=delta),
+        lambda: compare(cal, answers, answers.rename("other"), budget=5, delta=delta),
+        lambda: tiny(cal, precision=0.2, delta=delta),
+    ):
+        with pytest.raises(InputError) as info:
+            call()
+        assert str(info.value).startswith(said), str(info.value)
+        assert cli_spelling(str(info.value)).startswith(f"--delta {delta!r}; expected a value")
+
+
+def test_compare_says_when_model_a_or_b_is_a_calibration_models_copy():
+    """compare said nothing when A or B was a calibration model's results under another name
+    (estimate says it): one note each now, in estimate's words; none for a namesake or a
+    changed answer."""
+    from latentbench.select import compare
+
+    frame = _matrix(n_items=80)
+    cal = from_matrix(ResponseMatrix.from_wide(frame), rank=1)
+    copy_a, copy_b = frame.loc["m5"].rename("copy-a"), frame.loc["m2"].rename("copy-b")
+    with pytest.warns(UserWarning):
+        result = compare(cal, copy_a, copy_b, budget=5)
+    assert _twin_notes(result) == [
+        f"model {name!r} gave the same answers as calibration model {twin!r} on every item (80 "
+        "answered; the same results under another name?): its score is then known without an "
+        "estimate, and it is compared as a new model"
+        for name, twin in (("copy-a", "m5"), ("copy-b", "m2"))
+    ]
+    changed = copy_b.copy()
+    changed.iloc[70] = 1.0 - changed.iloc[70]
+    with warnings.catch_warnings(record=True) as said:  # the namesake m5: not a copy
+        warnings.simplefilter("always")
+        result = compare(cal, frame.loc["m5"], changed, budget=5)
+    assert not _twin_notes(result) and not said

@@ -376,20 +376,27 @@ def test_a_cached_calibration_carries_the_labels_of_the_benchmark_asked_for(tmp_
     assert first.labels["benchmark"] == "gsm8k" and second.labels["benchmark"] == "mmlu"
 
 
-@pytest.mark.parametrize("delta", [1e-20, 5e-324])
-def test_a_tiny_delta_gives_a_valid_result_not_a_traceback(cal, delta):
+@pytest.mark.parametrize("delta", [1e-16, 1.5e-16, 1e-20, 5e-324])
+def test_a_tiny_delta_gives_a_valid_result_or_a_one_line_refusal_not_a_traceback(cal, delta):
     """delta=1e-20 raised StatisticsError (the ability's normal quantile at 1 - delta/2,
     which is 1.0 in floating point) and 5e-324 'target=inf; expected a half-width > 0' (the
-    budget's target from 2 / (delta w), which overflows) (hostile walk, 2026-12-06)."""
+    budget's target from 2 / (delta w), which overflows) (hostile walk, 2026-12-06). Such a
+    delta, whose level 1 - delta is 1.0 in floats, is refused in one line since (h191: the
+    records said level 1.0, the legend '100%'); the smallest taken, 1e-16, gives a valid
+    result (its normal quantile at 1 - delta/2 is 1.0 in floats too)."""
     from latentbench.select import compare
 
     y = np.tile([1.0, 0.0, 1.0, 1.0], 10)
     answers = pd.Series(y, index=[str(j) for j in range(40)])
+    if delta < 1e-16:
+        with pytest.raises(InputError, match=r"expected a value in \[1e-16, 1\)"):
+            estimate(cal, answers, model="new", delta=delta, cache=False, budget=10)
+        return
     for kw in (dict(budget=10), dict(items=tiny(cal, 10))):
         result = estimate(cal, answers, model="new", delta=delta, cache=False, **kw)
         assert result.lower <= y.mean() <= result.upper
         assert np.isfinite([result.theta, result.theta_lower, result.theta_upper]).all()
-        assert result.level == 1 - delta
+        assert result.level == 1 - delta < 1
     pair = compare(cal, answers.rename("a"), (1 - answers).rename("b"), delta=delta, budget=10)
     assert pair.lower <= 2 * y.mean() - 1 <= pair.upper
 

@@ -402,7 +402,7 @@ def test_a_design_given_as_responses_is_recognised(setup, tmp_path):
     cal, _, _ = setup
     path = tmp_path / "items.csv"
     tiny(cal, 5).to_csv(path, index=False)
-    with pytest.raises(InputError, match=r"a fixed design .* --items FILE, items= in Python"):
+    with pytest.raises(InputError, match=r"a fixed design .* give it as the design \(items=FILE\)"):
         estimate(cal, path)
 
 
@@ -642,7 +642,7 @@ def test_compare_on_some_items_points_at_items(setup):
     cal, a, b = _pair_answers(setup)
     some = set(tiny(cal, 10, seed=2)["item"])
     with pytest.warns(DataWarning, match=r"share answers on 10 of 120 .* pass the design "
-                      r"\(items=DESIGN; --items DESIGN.csv\)"):  # fmt: skip
+                      r"\(items=DESIGN\)"):  # fmt: skip
         compare(cal, {k: a[k] for k in some}, {k: b[k] for k in some}, model_a="a",
                 model_b="b")  # fmt: skip
 

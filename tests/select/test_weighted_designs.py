@@ -149,7 +149,7 @@ def test_a_design_is_scored_with_the_weights_it_was_drawn_for_only(small):
     other = pd.Series(np.arange(1.0, 301.0), index=groups.index)
     with pytest.raises(InputError, match=r"drawn for weights [0-9a-f]{16}, not for weights"):
         estimate(cal, y, model="new", items=weighted, weights=other)
-    with pytest.raises(InputError, match=r"drawn for the plain mean .*tiny --weights"):
+    with pytest.raises(InputError, match=r"drawn for the plain mean .*tiny\(\.\.\., weights=\)"):
         estimate(cal, y, model="new", items=plain, weights=groups)
     with pytest.raises(InputError, match="drawn for the plain mean"):
         estimate_many(cal, pd.DataFrame({"new": Y[30]}, index=groups.index).T.rename_axis(

@@ -9,6 +9,7 @@ import ast
 import copy
 import math
 import re
+import shlex
 import signal
 import sys
 import threading
@@ -285,6 +286,16 @@ def _choose_one(match: re.Match[str]) -> str:
     return f"choose one with {flag} NAME or {flag} '{ast.literal_eval(match.group(2))}=NAME'"
 
 
+_QUOTED_NAME = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\""
+"""A name as Python's ``repr`` writes it, single- or double-quoted."""
+
+
+def _name_flag(match: re.Match[str]) -> str:
+    """``(group='mmlu')`` or ``(label='m5')`` (a name the advice names) as ``(--group mmlu)``
+    or ``(--label m5)``, the name quoted for a shell where it needs it."""
+    return f"(--{match.group(1)} {shlex.quote(ast.literal_eval(match.group(2)))})"
+
+
 _SPELLINGS = (
     # library messages that spell only the Python keyword, as the command line said them
     (
@@ -304,7 +315,7 @@ _SPELLINGS = (
             r"score it with delta=(\S+), or size a design at this delta "
             r"\(tiny\(\.\.\., precision=H, delta=(\S+)\)\)"
         ),
-        r"score it with --delta \1 (delta=), or size a design at this delta "
+        r"score it with --delta \1, or size a design at this delta "
         r"(tiny --precision H --delta \2)",
     ),
     (
@@ -312,10 +323,44 @@ _SPELLINGS = (
             r"\(a benchmark ingested with group=\), or give the lm-eval task of the benchmark "
             r"\(task=\)"
         ),
-        "(a benchmark ingested with --group), or give the lm-eval task of the benchmark "
-        "(task=, --task)",
+        "(a benchmark ingested with --group), or give the lm-eval task of the benchmark (--task)",
     ),
     (re.compile(r"or choose k by hand \(k=\)"), "or choose k by hand (--k)"),
+    # estimate / compare / tiny advice (select._estimate*, select._compare_live)
+    (re.compile(rf"\((group|label)=({_QUOTED_NAME})\)"), _name_flag),
+    (re.compile(r"\bwithout group=(?![\w'\"])"), "without --group"),
+    (re.compile(r"give it as the design \(items=FILE\)"), "give it as the design (--items FILE)"),
+    (re.compile(r"\(items=DESIGN\)"), "(--items DESIGN.csv)"),
+    (
+        re.compile(r"the fit was made from \(responses=MATRIX\)"),
+        "the fit was made from (--responses MATRIX_FILE)",
+    ),
+    (
+        re.compile(r"or a store's benchmark \(load_calibration\(STORE, benchmark=NAME\)\) instead"),
+        "or --store --benchmark instead",
+    ),
+    (
+        re.compile(
+            r"give the benchmark to calibrate on \(load_calibration\(STORE, benchmark=NAME\)\)"
+        ),
+        "give the benchmark to calibrate on (--store STORE --benchmark NAME)",
+    ),
+    (re.compile(r"\(weights=\)"), "(--weights W.csv)"),
+    (
+        re.compile(
+            r"make the design with tiny\(\.\.\., weights=\) for a weighted score, or drop "
+            r"weights=(?![\w'\"])"
+        ),
+        "make the design with `latentbench tiny --weights` for a weighted score, or drop --weights",
+    ),
+    (
+        re.compile(r"name the two to compare with model_a= and model_b="),
+        "name the two to compare with --a and --b",
+    ),
+    (
+        re.compile(r"^model_a and model_b are both (?=.*; expected two models of )"),
+        "--a and --b are both ",
+    ),
     # an output folder (write_directory: out= or directory=, the command's --out)
     (
         re.compile(
@@ -406,7 +451,8 @@ _SPELLINGS = (
         r"--\1 \2 with --items",
     ),
     (re.compile(r"^random_state=(?=[-+\w.']+; expected an integer >= 0)"), "--seed "),
-    (re.compile(r"\bmodel=NAME\b(?! \(CLI)"), "--model NAME"),
+    (re.compile(r"\bmodel=NAME\b"), "--model NAME"),
+    (re.compile(r"choose it with (metric|filter)=(?![\w'\"])"), r"choose it with --\1"),
     (re.compile(r"^label=(?='[^']*'(?: names one model|; expected the model's name))"), "--label "),
     (re.compile(r"^benchmark=(?='[^']*': the files hold)"), "--benchmark "),
     (re.compile(r"^split=(?=[-+\w.']+;)"), "--split "),  # an option; in a data key it stays
@@ -444,6 +490,7 @@ _SPELLINGS = (
     (re.compile(r"\bno_history\b(?!=)"), "--no-history"),
     (re.compile(r"^history and "), "--history and "),
     (re.compile(r"^history \((?=.*\) lacks )"), "--history ("),
+    (re.compile(r"\bhistory \((?=[^)]*\) holds \d+ of the \d+ candidates)"), "--history ("),
     (
         re.compile(r"\bhistory_(metric|filter|split|store|benchmark)\b"),
         lambda m: "--history-" + m.group(1),

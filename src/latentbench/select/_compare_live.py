@@ -282,7 +282,7 @@ def _two_models(cfg: LiveConfig, model_a: str | None, model_b: str | None) -> tu
     if model_a is None or model_b is None:
         raise InputError(
             f"{cfg.source}: {len(names)} models; name the two to compare with model_a= and "
-            f"model_b= (--a / --b; models: {_listed(names)})"
+            f"model_b= (models: {_listed(names)})"
         )
     for name in (model_a, model_b):
         _chosen_model(cfg, name)  # refuses one not configured, naming the models

@@ -763,9 +763,8 @@ def _read_responses(
     if {"item", "order", "probability"} <= set(columns) and not set(columns) & set(_SCORE_COLUMNS):
         raise InputError(
             f"{file}: a fixed design (columns {', '.join(columns[:7])}: the output of "
-            "`latentbench tiny`), not a model's answers; give it as the design (estimate "
-            "--items FILE, items= in Python) and the model's results on its items as the "
-            "responses"
+            "`latentbench tiny`), not a model's answers; give it as the design (items=FILE) "
+            "and the model's results on its items as the responses"
         )
     score = next((c for c in _SCORE_COLUMNS if c in columns), None)
     # a 'Model' column alone is estimate's to judge (one name: the model's, said)
@@ -1465,7 +1464,7 @@ def _tool_advice(theirs: str, read: Mapping[str, Any], *, grouped: bool) -> str:
     another benchmark ``theirs`` than the calibration's: they carry no column to rewrite;
     ``grouped``: the calibration's ids are a group's ``TASK/ID``."""
     if grouped:  # the group name the calibration was ingested with
-        return f"read them with that group name (group={theirs!r}; --group {theirs})"
+        return f"read them with that group name (group={theirs!r})"
     return (
         "read them as the calibration's were (a task ingested under another name): "
         f"`latentbench ingest {read['tool']} PATH --store new.duckdb --benchmark {theirs}`, "
@@ -1485,14 +1484,13 @@ def _group_hint(ids: Sequence[str], cal: Calibration, attrs: Mapping[str, Any]) 
     if read.get("group") is None and any(f"{bench}/{i}" in known for i in ids[:1000]):
         return (
             f"; the calibration's ids are TASK/ID ({bench}/{ids[0]}): its tasks were ingested "
-            f"as one benchmark; read these results the same way (group={theirs!r}; --group "
-            f"{theirs})"
+            f"as one benchmark; read these results the same way (group={theirs!r})"
         )
     stripped = [i.split("/", 1)[1] for i in ids[:1000] if "/" in i]
     if read.get("group") is not None and any(i in known for i in stripped):
         return (
             f"; these were read as a group's TASK/ID ids ({ids[0]!r}) but the calibration's "
-            f"are one task's own ({cal.item_ids[0]!r}): read them without group= (--group)"
+            f"are one task's own ({cal.item_ids[0]!r}): read them without group="
         )
     return ""
 
@@ -1522,13 +1520,12 @@ def _spelling_hint(unknown: Sequence[str], known: Sequence[str]) -> str:
 
 
 # ------------------------------------------------------------------------------ the loop
-def _calibration_twin_note(cal: Calibration, name: str, y: np.ndarray) -> list[str]:
-    """The note saying that the new model's answers are a calibration model's, cell for
-    cell (the same items answered, the same scores: its results given again under another
-    name, most likely), empty otherwise or when the calibration keeps no responses (a fit
-    directory). The estimate does not use it (only the items drawn are read); the rank then
-    counts the model's own copy. One comparison of ``y`` with every calibration row (a
-    namesake is said already, by the rank's rule)."""
+def _calibration_twins(cal: Calibration, name: str, y: np.ndarray) -> list[str]:
+    """The calibration models other than ``name`` whose answers are ``y``, cell for cell
+    (the same items answered, the same scores: the model's results given again under another
+    name, most likely); empty when none or when the calibration keeps no responses (a fit
+    directory). One comparison of ``y`` with every calibration row (a namesake is said
+    already, by the rank's rule)."""
     Y = cal.responses
     seen = np.isfinite(y)
     if Y is None or not seen.any():
@@ -1550,16 +1547,31 @@ def _calibration_twin_note(cal: Calibration, name: str, y: np.ndarray) -> list[s
     rows = np.flatnonzero(same(Y[:, :64], row[:64]))
     if rows.size:
         rows = rows[same(Y[rows], row)]
-    twins = [cal.model_ids[k] for k in rows.tolist() if cal.model_ids[k] != name]
+    return [cal.model_ids[k] for k in rows.tolist() if cal.model_ids[k] != name]
+
+
+def _twins_said(name: str, twins: list[str], y: np.ndarray) -> str:
+    """``model 'copy' gave the same answers as calibration model 'm5' on every item (40
+    answered; the same results under another name?)``: the start of a twin note."""
+    shown = ", ".join(repr(m) for m in twins[:3]) + (", ..." if len(twins) > 3 else "")
+    return (
+        f"model {name!r} gave the same answers as calibration model"
+        f"{'s' if len(twins) > 1 else ''} {shown} on every item "
+        f"({int(np.isfinite(y).sum()):,} answered; the same results under another name?)"
+    )
+
+
+def _calibration_twin_note(cal: Calibration, name: str, y: np.ndarray) -> list[str]:
+    """The note saying that the new model's answers are a calibration model's, cell for
+    cell (:func:`_calibration_twins`), empty otherwise. The estimate does not use it (only
+    the items drawn are read); the rank then counts the model's own copy."""
+    twins = _calibration_twins(cal, name, y)
     if not twins:
         return []
-    shown = ", ".join(repr(m) for m in twins[:3]) + (", ..." if len(twins) > 3 else "")
     return [
-        f"model {name!r} gave the same answers as calibration model"
-        f"{'s' if len(twins) > 1 else ''} {shown} on every item ({int(seen.sum()):,} "
-        "answered; the same results under another name?): its score is then known without "
-        "an estimate, and it is ranked against its own copy; if it is that model, give it "
-        f"that name (--label {twins[0]}; label=) to leave the copy out of the rank"
+        f"{_twins_said(name, twins, y)}: its score is then known without an estimate, and it "
+        "is ranked against its own copy; if it is that model, give it that name "
+        f"(label={twins[0]!r}) to leave the copy out of the rank"
     ]
 
 
@@ -1802,11 +1814,24 @@ _DEFAULT_FLOOR = _DefaultFloat(0.5)
 _DEFAULT_PROPOSAL: Any = _DefaultText("residual")
 
 
+_MIN_DELTA = 1e-16
+"""The smallest ``delta`` taken: below about 5.6e-17 the level ``1 - delta`` is 1.0 in
+floating point, which the records' ``level`` (and the legend's ``100%``) would say was a
+certainty; 1e-16 is a round bound above it (its interval is already about as wide)."""
+
+
 def _check_delta(delta: Any) -> bool:
-    """Refuse a ``delta`` that is not a number in (0, 1) (a string, a bool: the error names
-    it, not a TypeError); returns False for a good one."""
+    """Refuse a ``delta`` that is not a number in [:data:`_MIN_DELTA`, 1) (a string, a bool:
+    the error names it, not a TypeError); returns False for a good one."""
     if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < float(delta) < 1:
         raise InputError(f"delta={delta!r}; expected a value in (0, 1)")
+    if float(delta) < _MIN_DELTA:
+        raise InputError(
+            f"delta={delta!r}; expected a value in [{_MIN_DELTA:g}, 1): below it the level "
+            "1 - delta rounds to 1.0 in floating point, which the result's level (and "
+            "estimate.json, compare.json) would record as a 100% interval; "
+            f"{_MIN_DELTA:g} gives the most confident interval"
+        )
     return False
 
 
@@ -2032,7 +2057,7 @@ def estimate(
                 "items; the score is the mean over those it answered, and its rank compares "
                 f"that mean with the calibration models' means over all {cal.n_items:,}; if "
                 "they are the items of a `latentbench tiny` design, pass the design "
-                "(items=DESIGN; --items DESIGN.csv) to estimate the full-benchmark score"
+                "(items=DESIGN) to estimate the full-benchmark score"
             )
     else:
         available, w_pop, model_scores = _weighted(cal, checked, name, available, notes)
@@ -2748,7 +2773,9 @@ def tiny(
         )
     else:
         _check_options(None, precision, 0.05 if delta is None else delta, need_stop=False)
-    if precision is None and (isinstance(k, bool) or not isinstance(k, numbers.Integral)):
+    if precision is None and (
+        isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1
+    ):  # before the calibration is read (its item count bounds k from above, below)
         raise InputError(f"k={k!r}; expected an integer >= 1 (the number of items to draw)")
     cal = load_calibration(calibration, rank=rank, cache=cache)
     checked = None if weights is None else read_weights(cal, weights)
@@ -2857,9 +2884,9 @@ def _calibration_answers(calibration: Any, responses: Any, cal: Calibration) -> 
                 f"precision with calibration {cal.source}: the half-width is predicted by "
                 "replaying the calibration models' answers, which it does not keep (a fit "
                 "directory or a calibration carries parameters only); give the matrix the "
-                "fit was made from (on the command line --responses MATRIX_FILE, in Python "
-                "responses=MATRIX), calibrate on the matrix file or --store --benchmark "
-                "instead, or choose k by hand (--k, k=)"
+                "fit was made from (responses=MATRIX), calibrate on the matrix file or a "
+                "store's benchmark (load_calibration(STORE, benchmark=NAME)) instead, or "
+                "choose k by hand (k=)"
             )
     if isinstance(matrix, str | os.PathLike):
         matrix = ResponseMatrix.read(matrix)
@@ -3372,7 +3399,7 @@ def _weighted_hint(design: pd.DataFrame, n_items: int) -> str:
         f"{plain.size - int(plain.sum()):,} of its {plain.size:,} rows, as tiny writes it for "
         "the plain mean: if tiny --weights drew it (weight = w / probability), its 'target' "
         "and 'weights_hash' columns were removed: use the file tiny wrote, with the same "
-        "weights (--weights W.csv, weights=)"
+        "weights (weights=)"
     )
 
 
@@ -3397,7 +3424,7 @@ def _check_design_weights(
             "by tiny --weights, but it has no 'weights_hash' column (removed?); expected both, "
             "as tiny --weights writes them (the hash names the weights its probabilities are "
             "for), or neither for a plain design: use the file tiny wrote, with the same "
-            "weights (--weights W.csv, weights=)"
+            "weights (weights=)"
         )
     said = (
         f"target: {design['target'].iloc[0]}, weights {recorded}"
@@ -3410,14 +3437,13 @@ def _check_design_weights(
         raise InputError(
             f"{where}: drawn for the plain mean (no 'weights_hash' column), not for "
             f"{weights.source} (target: {target_label(weights.record())}, weights {weights.hash})"
-            "; make the design with `latentbench tiny --weights` (tiny(..., weights=)) for a "
-            "weighted score, or drop --weights (weights=)"
-            + _weighted_hint(design, weights.weights.size)
+            "; make the design with tiny(..., weights=) for a weighted score, or drop "
+            "weights=" + _weighted_hint(design, weights.weights.size)
         )
     if weights is None:
         raise InputError(
             f"{where}: drawn by tiny --weights for a weighted score ({said}); pass the same "
-            "weights (--weights W.csv, weights=): without them the design's probabilities are "
+            "weights (weights=): without them the design's probabilities are "
             f"not the plain mean's, and {command}'s target would be the plain mean, which a "
             "design that never draws an item of weight 0 does not cover"
         )

@@ -1032,7 +1032,7 @@ def _store_without_benchmark(path: object) -> InputError:
     """The error for a store (open, or its file) given as a calibration without a benchmark."""
     return InputError(
         f"calibration {path}: a store; give the benchmark to calibrate on "
-        "(benchmark=..., CLI --store STORE --benchmark NAME)"
+        "(load_calibration(STORE, benchmark=NAME))"
     )
 
 

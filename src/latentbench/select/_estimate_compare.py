@@ -34,6 +34,7 @@ from latentbench.select._estimate import (
     _DEFAULT_FLOOR,
     _DEFAULT_SEED,
     _answers,
+    _calibration_twins,
     _check_design_answered,
     _check_item_values,
     _check_options,
@@ -48,6 +49,7 @@ from latentbench.select._estimate import (
     _record_list,
     _rng,
     _Said,
+    _twins_said,
     _unused_note,
     _weight_note,
     _write_json_file,
@@ -524,6 +526,8 @@ def compare(
             "answers without a model column, or pass the two files' paths, each then "
             "labelled by its file)"
         )
+    for name, y in ((name_a, ya), (name_b, yb)):  # one note each (estimate's check)
+        notes.extend(_compare_twin_note(cal, name, y))
     fixed: _Design | None = None
     if items is not None:  # every design item, answered by both; the target all cal's items
         fixed = _checked_design(cal, items, floor, notes, checked, command="compare")
@@ -554,7 +558,7 @@ def compare(
             notes.append(
                 f"the models share answers on {both.size:,} of {cal.n_items:,} calibrated "
                 "items; the difference is over those; if they are the items of a `latentbench "
-                "tiny` design, pass the design (items=DESIGN; --items DESIGN.csv) to compare "
+                "tiny` design, pass the design (items=DESIGN) to compare "
                 "the full-benchmark scores"
             )
     if np.array_equal(ya[shared], yb[shared]) and fixed is not None:  # a data check
@@ -595,6 +599,19 @@ def compare(
     if checked is not None:  # the target's kind, groups and hash, as estimate.json records
         options["weights"] = checked.record(both, "both answered")
     return _compare_result(cal, both, run, name_a, name_b, swap, delta, proxy, options, notes)
+
+
+def _compare_twin_note(cal: Calibration, name: str, y: np.ndarray) -> list[str]:
+    """The note saying that model ``name`` (A or B) answered as a calibration model, cell
+    for cell (its results under another name, most likely: estimate's check); empty
+    otherwise or when the calibration keeps no responses (a fit directory)."""
+    twins = _calibration_twins(cal, name, y)
+    if not twins:
+        return []
+    return [
+        f"{_twins_said(name, twins, y)}: its score is then known without an estimate, and it "
+        "is compared as a new model"
+    ]
 
 
 def _compare_result(
@@ -691,7 +708,7 @@ def _weighted_pair(
                 ""
                 if holds
                 else "; if they are the items of a `latentbench tiny --weights` "
-                "design, pass the design (items=DESIGN; --items DESIGN.csv) to compare the "
+                "design, pass the design (items=DESIGN) to compare the "
                 "full-benchmark scores"
             )
         )

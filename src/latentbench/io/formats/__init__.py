@@ -515,7 +515,7 @@ def _grouped(
             how = (
                 "give the files of tasks evaluated on one split"
                 if column == "split"
-                else f"choose it with {column}= (--{column} on the command line)"
+                else f"choose it with {column}="
             )
             raise InputError(
                 f"group={group!r}: its {len(chosen)} tasks were read with different {column}s "

@@ -242,7 +242,7 @@ def _unnamed(results: Path, config: dict[str, Any], recorded: Any) -> InputError
         f"{results}: field 'config.model_args' = {config.get('model_args')!r} names no model "
         f"(none of {', '.join(_NAME_KEYS)}) for lm-eval model {config.get('model')!r}, so "
         f"'model_name' = {recorded!r} is not a model name (lm-eval makes one up); pass "
-        "model=NAME (CLI: --model NAME) to name the model of these files"
+        "model=NAME to name the model of these files"
     )
 
 
