@@ -185,15 +185,15 @@ def no_interval(seeds: int, target: float = TARGET) -> str | None:
     -------
     str or None
     """
-    from latentbench.select._experiment_stats import MIN_TAIL_SEEDS, _tail_seeds
+    from latentbench.select._experiment_stats import MIN_TAIL_SEEDS, _seeds_needed, _tail_seeds
 
     if _tail_seeds(seeds, target) >= MIN_TAIL_SEEDS:
         return None
-    need = math.ceil(MIN_TAIL_SEEDS / (1 - target) - 1e-9)
+    need = _seeds_needed(target)
     return (
         f"no interval: with {seeds} runs, {target:.0%} of them are first right where all are, "
-        f"the slowest run's budget, which a bootstrap over runs cannot bound; --seeds {need} "
-        "or more give one"
+        f"the slowest run's budget, which a bootstrap over runs cannot bound; "
+        + (f"--seeds {need} or more give one" if need else "no number of runs gives one")
     )
 
 

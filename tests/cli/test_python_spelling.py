@@ -409,3 +409,17 @@ def test_a_repeat_inside_one_file_and_one_from_another_file_are_told_apart(tmp_p
         "same observation repeated in one file (kept once)": 1,
         "same observation in another file or tool version (kept once)": 1,
     }
+
+
+@pytest.mark.parametrize("benchmark", ["model", "tol", "n_boot"])
+def test_a_benchmark_named_as_a_keyword_keeps_its_name_in_the_choice(benchmark):
+    """The choice's rewrite ('--metric 'model=NAME'') went on through the later rewrites of
+    Python keywords: a benchmark named ``model`` (or ``tol``) was advised as
+    "--metric '--model NAME'", a flag that does not exist in that place."""
+    from latentbench.io.formats._common import resolve
+
+    message = _raised(lambda: resolve("metric", None, benchmark, ["a", "b"], "r.json"))
+    assert cli_spelling(message) == (
+        f"r.json: {benchmark!r} has several metrics (a, b); choose one with --metric NAME or "
+        f"--metric '{benchmark}=NAME'"
+    )

@@ -291,3 +291,26 @@ def test_a_fit_the_store_cannot_commit_is_said_as_permissions_or_space(tmp_path)
         assert reason in message and "expected a store this user may write" in message, message
         assert "expected the fits table latentbench makes" not in message, message
         assert store.fits().empty
+
+
+@pytest.mark.parametrize("folder", ["corrupted-disk-recovery", "checksums"])
+def test_a_path_holding_a_damage_word_is_no_damaged_store(tmp_path, folder):
+    """DuckDB's errors quote the files they name: an ingest that cannot write the ``.wal`` of
+    a store in a folder named ``corrupted-disk-recovery`` was said 'the store file is damaged
+    (cut short or written over ...): use a backup', because the folder's name held 'corrupt'
+    (or 'checksum'); it is a store that cannot be written, as in any other folder."""
+    (tmp_path / folder).mkdir()
+    path = tmp_path / folder / "s.duckdb"
+    table = tmp_path / "t.csv"
+    table.write_text("model,item,score\nm1,q1,1\nm1,q2,0\n")
+    frame, report = read_results("table", table, benchmark="b", metric="acc")
+    reason = f'Cannot open file "{path}.wal": Permission denied'
+    with Store(path) as store:
+        real = store.connection
+        store.connection = _CommitFails(real, reason)  # type: ignore[assignment]
+        with pytest.raises(InputError) as caught:
+            store.ingest(frame, report)
+        store.connection = real
+    message = str(caught.value)
+    assert message.startswith(f"{path}: cannot write the rows to its responses table"), message
+    assert "damaged" not in message, message

@@ -210,3 +210,25 @@ def test_the_intervals_given_cover_at_their_level():
             mc = np.sqrt(0.95 * 0.05 / len(covered))
             assert np.mean(covered) >= 0.95 - 3 * mc, (n, np.mean(covered), len(covered))
     assert n == 20 and len(covered) >= 55  # 20 seeds keep their intervals
+
+
+def test_a_target_of_one_gives_a_saving_without_an_interval_and_says_why():
+    """A target of 1 (every seed right) raised ZeroDivisionError where the message computed
+    the seeds an interval needs (1 / (1 - target)); before the rule it gave a saving. No number
+    of seeds gives one there: the crossing is always the slowest seed's."""
+    from latentbench._demo import no_interval
+    from latentbench.select._experiment_stats import budget_sd_note
+
+    grid = np.arange(0, 2001, 10.0)
+    rng = np.random.default_rng(5)
+    when = rng.integers(200, 1500, 30)
+    out = paired_saving(
+        _curves(rng, 30, grid, when // 2), _curves(rng, 30, grid, when), grid, target=1.0
+    )
+    assert out["saved_post_init_pct"] == pytest.approx(50, abs=1)
+    assert np.isnan(out["saved_post_init_pct_lo"]) and np.isnan(out["saved_total_pct_se"])
+    assert "whatever the number of seeds" in out["saved_post_init_pct_no_interval"]
+    note = budget_sd_note(30, 1.0)
+    assert note is not None and "no SD for the budgets to 100 %" in note
+    assert "no number of seeds gives one" in note
+    assert "no number of runs gives one" in str(no_interval(30, 1.0))

@@ -303,8 +303,10 @@ _DAMAGED = (
 
 def damaged(exc: BaseException) -> bool:
     """Whether DuckDB's error ``exc`` says that the store's file is cut short or written
-    over (a block it cannot read, a checksum that does not match)."""
-    lower = str(exc).lower()
+    over (a block it cannot read, a checksum that does not match). The file names DuckDB
+    quotes in its text are left out: a store in a folder ``corrupted-disk-recovery`` that
+    cannot be written is no damaged store."""
+    lower = re.sub(r'"[^"]*"|\'[^\']*\'', '""', str(exc)).lower()
     return isinstance(exc, duckdb.Error) and any(word in lower for word in _DAMAGED)
 
 

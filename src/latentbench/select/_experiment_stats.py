@@ -135,6 +135,15 @@ def _tail_seeds(n_seeds: int, target: float) -> int:
     return math.floor(n_seeds * (1 - target) + 1e-9)
 
 
+def _seeds_needed(target: float) -> int | None:
+    """The fewest seeds of which :data:`MIN_TAIL_SEEDS` may be wrong where their accuracy is
+    first >= ``target`` (20 at 0.95); None at a target of 1 (or above), where every seed must
+    be right at the crossing whatever their number."""
+    if not target < 1:
+        return None
+    return math.ceil(MIN_TAIL_SEEDS / (1 - target) - 1e-9)
+
+
 def budget_sd_note(n_seeds: int, target: float = 0.95) -> str | None:
     """Why an experiment of ``n_seeds`` seeds gives its budgets to ``target`` (and to 90 %)
     accuracy no SD (None: it gives both, or one seed, said apart).
@@ -158,11 +167,12 @@ def budget_sd_note(n_seeds: int, target: float = 0.95) -> str | None:
     if not short:
         return None
     goals = " and ".join(f"{100 * t:g} %" for t in short)
-    need = math.ceil(MIN_TAIL_SEEDS / (1 - max(short)) - 1e-9)
+    need = _seeds_needed(max(short))
+    more = f"{need} or more seeds give one" if need else "no number of seeds gives one at 100 %"
     return (
         f"no SD for the budgets to {goals}: with {n_seeds} seeds each is where all of them "
         f"are first right, the slowest seed's budget, which a bootstrap over seeds cannot "
-        f"spread ({need} or more seeds give one)"
+        f"spread ({more})"
     )
 
 
@@ -193,11 +203,15 @@ def _interval(
             f"({MIN_SEEDS_FOR_INTERVAL} or more give an interval)"
         )
     elif target is not None and _tail_seeds(n_seeds, target) < MIN_TAIL_SEEDS:
-        need = math.ceil(MIN_TAIL_SEEDS / (1 - target) - 1e-9)
+        need = _seeds_needed(target)
         why = (
             f"{n_seeds} seeds: {target:g} accuracy is first reached where all of them are "
             f"right, the slowest seed's budget, whose bootstrap interval undercovers "
-            f"({need} or more seeds give an interval)"
+            + (
+                f"({need} or more seeds give an interval)"
+                if need
+                else "(at this target whatever the number of seeds)"
+            )
         )
     elif finite.size < max(2, math.ceil(MIN_RESAMPLE_SHARE * n_boot)):
         why = (
