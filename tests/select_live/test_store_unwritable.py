@@ -89,3 +89,43 @@ def test_an_in_memory_store_is_refused_by_the_commands_that_write_one(live_setup
         ), text
         assert "expected a store file (e.g. --store results.duckdb" in text, text
     assert s.state.requests == []  # nothing paid
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["estimate", "{cal}", "--model", "model-1", "--budget", "6"],
+        ["select", "live", "--config", "{config}"],
+    ],
+)
+def test_a_store_error_that_is_no_failed_write_is_not_said_as_one(live_setup, monkeypatch, command):
+    """Every DuckDB error mid-run was said as 'the store could not be written ... Free the
+    space or fix the store's folder', an edited table's Binder Error too, where freeing space
+    cures nothing; it is said as DuckDB refusing an operation, with what to do. A second
+    Ctrl-C inside a query (DuckDB's InterruptException) ends as a Ctrl-C: exit 130."""
+    s = live_setup
+    config = s.write_config()
+    cal = s.tmp / "calib.csv"
+    pd.read_csv(s.tmp / "history.csv").to_csv(cal, index=False)
+    store = s.tmp / "edited.duckdb"
+    args = [a.format(cal=cal, config=config) for a in command] + ["--store", str(store), "-q"]
+    if command[0] == "estimate":
+        args += ["--live", str(config)]
+    real = Store.add_observations
+    for error, code, words in (
+        (duckdb.BinderException("Binder Error: column 'score' not found"), 1,
+         "DuckDB refused an operation on the store (Binder Error: column 'score' not found)"),
+        (duckdb.InterruptException("INTERRUPT Error: Interrupted!"), 130,
+         "aborted" if command[0] == "select" else "interrupted (Ctrl-C)"),
+    ):  # fmt: skip
+
+        def failing(self, *a, error=error, **k):
+            raise error
+
+        monkeypatch.setattr(Store, "add_observations", failing)
+        outcome = run_cli(*args, env={s.key_env: s.api_key})
+        monkeypatch.setattr(Store, "add_observations", real)
+        text = " ".join(outcome.output.split())
+        assert outcome.exit_code == code, said(outcome)
+        assert "Traceback" not in text and words in text, text
+        assert "Free the space" not in text, text

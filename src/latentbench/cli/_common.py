@@ -1142,6 +1142,10 @@ def live_store_written(store: Path) -> Iterator[None]:
         yield
     except duckdb.Error as exc:
         text = " ".join(str(exc).split()) or type(exc).__name__
+        if isinstance(exc, duckdb.InterruptException):  # a second Ctrl-C inside a query
+            raise KeyboardInterrupt from None
+        if not store_write_error(exc):
+            fail(store_refused(store, text, "answers"), code=1)
         fail(
             f"{store}: the store could not be written ({text}); the answers committed "
             "before are kept. Free the space or fix the store's folder (and its .wal file), "
@@ -1149,6 +1153,35 @@ def live_store_written(store: Path) -> Iterator[None]:
             "answer again",
             code=1,
         )
+
+
+def store_write_error(exc: BaseException) -> bool:
+    """Whether DuckDB's error ``exc`` during a live run is a write the system refused (a disk
+    full, a folder or ``.wal`` this user may not write, memory): what freeing space or fixing
+    the folder cures. Other DuckDB errors (an edited table, a catalog or binder error) are
+    :func:`store_refused`; an interrupt is a Ctrl-C."""
+    import duckdb
+
+    return isinstance(
+        exc,
+        (
+            duckdb.IOException,
+            duckdb.TransactionException,
+            duckdb.PermissionException,
+            duckdb.OutOfMemoryException,
+        ),
+    )
+
+
+def store_refused(store: Path, text: str, kept: str) -> str:
+    """The error of a live run whose store DuckDB refused an operation for another reason
+    than a write (``text``: DuckDB's words; ``kept``: what the run committed before)."""
+    return (
+        f"{store}: DuckDB refused an operation on the store ({text}); the {kept} committed "
+        "before are kept. Expected the store as latentbench wrote it: if its tables were "
+        "edited, or it was copied while a run wrote it, use a backup or the original, or give "
+        "a new --store (the run starts again there)"
+    )
 
 
 @contextmanager

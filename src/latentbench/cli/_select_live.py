@@ -21,6 +21,8 @@ from latentbench.cli._common import (
     refuse_memory_store,
     shown,
     stop_on_sigint,
+    store_refused,
+    store_write_error,
 )
 from latentbench.cli._common import err_console as err
 from latentbench.exceptions import InputError
@@ -163,8 +165,20 @@ def _run(cfg: LiveConfig, store: Path, quiet: bool, resume: str) -> LiveResult:
     except InputError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
+    except duckdb.InterruptException:  # a second Ctrl-C inside a query: as one outside
+        err.print(
+            f"[red]aborted[/red]; stored cells are kept. Resume with: {escape(resume)}",
+            soft_wrap=True,
+        )
+        raise typer.Exit(130) from None
     except (duckdb.Error, OSError) as exc:  # the store cannot be written: disk full, ...
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, duckdb.Error) and not store_write_error(exc):
+            err.print(
+                f"[red]error:[/red] {escape(store_refused(store, reason, 'cells'))}",
+                soft_wrap=True,
+            )
+            raise typer.Exit(1) from None
         err.print(
             f"[red]error:[/red] {escape(str(store))}: the store could not be written "
             f"({escape(reason)}); the cells committed before are kept. Free the space or fix "
