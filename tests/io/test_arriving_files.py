@@ -476,18 +476,16 @@ def test_report_item_metadata_from_windows_names_what_it_is(tmp_path):
     path.write_bytes(codecs.BOM_UTF8 + b"item,cat\r\nq1,a\r\nq2,b\r\n")
     assert read_item_metadata(path)["item"].tolist() == ["q1", "q2"]
     path.write_bytes("item,cat\nq1,café\nq2,b\n".encode("cp1252"))
-    with pytest.raises(
-        InputError, match=r"--items .*meta.csv: line 2: .*column 'cat', value 'café'"
-    ):
+    with pytest.raises(InputError, match=r"items=.*meta.csv: line 2: .*column 'cat', value 'café'"):
         read_item_metadata(path)
     path.write_bytes("item,cat\nq1,a\nq2,b\n".encode("utf-16"))
-    with pytest.raises(InputError, match=r"--items .*meta.csv: line 1: .*UTF-16"):
+    with pytest.raises(InputError, match=r"items=.*meta.csv: line 1: .*UTF-16"):
         read_item_metadata(path)
     # without a byte-order mark (UTF-16-LE/BE): before, "no 'item' column" (the NULs read
     # as part of the names); now it says the file is UTF-16, as with a mark
     for codec in ("utf-16-le", "utf-16-be"):
         path.write_bytes("item,cat\nq1,a\nq2,b\n".encode(codec))
-        with pytest.raises(InputError, match=r"--items .*meta.csv: not UTF-8 .*UTF-16"):
+        with pytest.raises(InputError, match=r"items=.*meta.csv: not UTF-8 .*UTF-16"):
             read_item_metadata(path)
     packed = tmp_path / "meta.csv.gz"
     packed.write_bytes(gzip.compress(b"item,cat\nq1,a\nq2,b\n"))
