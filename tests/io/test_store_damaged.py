@@ -314,3 +314,19 @@ def test_a_path_holding_a_damage_word_is_no_damaged_store(tmp_path, folder):
     message = str(caught.value)
     assert message.startswith(f"{path}: cannot write the rows to its responses table"), message
     assert "damaged" not in message, message
+
+
+@pytest.mark.parametrize("read_only", [True, False])
+def test_an_edited_schema_version_is_named_not_a_traceback(tmp_path, read_only):
+    """A store whose ``meta`` table was edited to hold a schema version that is no number
+    raised int()'s ValueError ('invalid literal for int() with base 10: 'x1''), a traceback
+    from ``ls``; it names the table, key and value, what was expected and what to do."""
+    path = _store(tmp_path)
+    with duckdb.connect(str(path)) as db:
+        db.execute("UPDATE meta SET value = 'x1' WHERE key = 'schema_version'")
+    said = r"table 'meta', key 'schema_version', value 'x1'; expected a whole number"
+    with pytest.raises(InputError, match=said):
+        Store(path, read_only=read_only)
+    outcome = CliRunner().invoke(app, ["ls", "--store", str(path)])
+    assert outcome.exit_code == 2 and "Traceback" not in outcome.output, outcome.output
+    assert "value 'x1'; expected a whole number" in " ".join(outcome.output.split())

@@ -591,7 +591,15 @@ class Store(SelectionRuns):
             ).fetchall()
         except duckdb.CatalogException:  # read-only, and no table at all (another's: refused)
             raise InputError(_without_meta(self.path)) from None
-        version = int(row[0][0]) if row else 0
+        try:
+            version = int(row[0][0]) if row else 0
+        except (TypeError, ValueError):  # an edited meta table: said, not int()'s words
+            self.close()
+            raise InputError(
+                f"{self.path}: table 'meta', key 'schema_version', value {row[0][0]!r}; "
+                f"expected a whole number (this latentbench writes {SCHEMA_VERSION}): the store "
+                "was edited; use a backup or the original (nothing was written)"
+            ) from None
         if version == 1 and not read_only:
             upgrade_from_1(self.connection)
             version = SCHEMA_VERSION
