@@ -1326,3 +1326,21 @@ def test_rank_one_newton_fit_divides_and_matches_the_linear_solve(monkeypatch):
         assert (calls.count("solve") > 0) == (rank > 1), (rank, calls[:3])
         assert (calls.count("inv") > 0) == (rank > 1), (rank, calls[:3])
         calls.clear()
+
+
+def test_the_estimate_experiment_takes_estimates_delta_bound():
+    """``estimate``, ``compare`` and ``tiny`` refuse a delta below 1e-16, whose level
+    ``1 - delta`` is 1.0 in floating point (h191); the leave-one-out experiment, which runs
+    the same sequences, took it (``latentbench experiment --task estimate --delta 1e-20``
+    wrote its runs with ``delta: 1e-20`` in summary.json). Refused now in estimate's words,
+    before any fit; 1e-16 itself is taken."""
+    from latentbench.select._estimate_experiment import estimate_experiment
+
+    Y, _ = simulate(5, 60, rank=1, seed=3)
+    for delta in (1e-20, 5e-324):
+        with pytest.raises(InputError, match=r"delta=.*; expected a value in \[1e-16, 1\)"):
+            estimate_experiment(matrix(Y), budgets=(10,), seeds=1, models=["m0"], delta=delta)
+    kept = estimate_experiment(
+        matrix(Y), budgets=(10,), seeds=1, models=["m0"], precision=None, delta=1e-16
+    )
+    assert kept.params["delta"] == 1e-16 and len(kept.runs) == 1

@@ -358,3 +358,33 @@ def test_reading_an_estimate_experiment_as_a_selection_one_names_its_reader(tmp_
     with pytest.raises(InputError, match=r"--task estimate.*EstimateExperiment\.read"):
         ExperimentRecord.read(folder)
     assert callable(EstimateExperiment.read)  # the reader named exists
+
+
+def test_a_certified_stop_run_says_why_its_budgets_have_no_sd(capsys):
+    """With ``stop='confidence'`` the budgets of fewer than 20 seeds got no SD as any run's,
+    but ``params['budget_sd_note']`` was left out: the report's budget table, which a stop's
+    run shows too, printed its 'to 95 % SD' cells empty and said nothing of why (seen with
+    ``latentbench experiment bfcl_v2.parquet --seeds 6 --stop confidence`` then ``report``).
+    The note is kept and the report says it; the printed table, which shows the cells at
+    the stop and no budget, does not."""
+    results = [
+        {**r, "certified": True, "post": 200}
+        for policy, when in {"pulse": PULSE, "ucbe": UCBE_LATE}.items()
+        for r in _rows(policy, when)
+    ]
+    shared = ExperimentSettings(
+        scores=np.zeros((4, 10), dtype=np.float32),
+        pools={"p": np.arange(4)},
+        budget=int(GRID[-1]),
+        batch_size=16,
+        init_batch=16,
+        proxy=None,
+        grid=GRID,
+        stop="confidence",
+    )
+    res = _summarise(results, shared, shared.pools, ["pulse", "ucbe"], list(range(12)), 0.95,
+                     "ucbe", 1.0)  # fmt: skip
+    assert all(row["budget_post_init_sd"] is None for row in res.summary)
+    assert "no SD for the budgets to 95 %: with 12 seeds" in res.params["budget_sd_note"]
+    assert "no SD for the budgets" in _page_text(res)
+    assert "no SD for the budgets" not in _table_text(res, capsys)

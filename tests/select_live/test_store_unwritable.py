@@ -129,3 +129,33 @@ def test_a_store_error_that_is_no_failed_write_is_not_said_as_one(live_setup, mo
         assert outcome.exit_code == code, said(outcome)
         assert "Traceback" not in text and words in text, text
         assert "Free the space" not in text, text
+
+
+def test_a_disk_full_at_the_autocheckpoint_is_said_as_a_failed_write(tmp_path, capsys):
+    """A disk full while DuckDB checkpoints after a commit is its FatalException ('the
+    autocheckpoint failed. Reopen the database'; every later query: 'database has been
+    invalidated'), not an IOException: it was said as DuckDB refusing an operation on an
+    edited store, with 'use a backup or give a new --store' (the run starts again there),
+    where freeing the space and running the same command again resumes it. The text is
+    DuckDB 2.0's, seen with RLIMIT_FSIZE below the store's checkpoint."""
+    import typer
+
+    from latentbench.cli._common import live_store_written, store_write_error
+
+    store = tmp_path / "full.duckdb"
+    for text in (
+        "FATAL Error: Transaction COMMIT succeeded and is durable, but the autocheckpoint "
+        "failed. Reopen the database instance to recover. Failed to create checkpoint because "
+        f'of error: Could not write file "{store}": No space left on device',
+        "FATAL Error: Failed: database has been invalidated because of a previous fatal error. "
+        "The database must be restarted prior to being used again.",
+    ):
+        error = duckdb.FatalException(text)
+        assert store_write_error(error)
+        with pytest.raises(typer.Exit) as ended, live_store_written(store):
+            raise error
+        assert ended.value.exit_code == 1
+        out = " ".join(capsys.readouterr().err.split())
+        assert f"error: {store}: the store could not be written (FATAL Error:" in out, out
+        assert "then run the same command again: it resumes the run" in out, out
+        assert "DuckDB refused an operation" not in out, out

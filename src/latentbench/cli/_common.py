@@ -1158,8 +1158,10 @@ def live_store_written(store: Path) -> Iterator[None]:
 def store_write_error(exc: BaseException) -> bool:
     """Whether DuckDB's error ``exc`` during a live run is a write the system refused (a disk
     full, a folder or ``.wal`` this user may not write, memory): what freeing space or fixing
-    the folder cures. Other DuckDB errors (an edited table, a catalog or binder error) are
-    :func:`store_refused`; an interrupt is a Ctrl-C."""
+    the folder cures. A disk full at an automatic checkpoint is DuckDB's FatalException ('the
+    autocheckpoint failed. Reopen the database'; every later query: 'database has been
+    invalidated'), which the next command's reopening recovers. Other DuckDB errors (an edited
+    table, a catalog or binder error) are :func:`store_refused`; an interrupt is a Ctrl-C."""
     import duckdb
 
     return isinstance(
@@ -1169,6 +1171,7 @@ def store_write_error(exc: BaseException) -> bool:
             duckdb.TransactionException,
             duckdb.PermissionException,
             duckdb.OutOfMemoryException,
+            duckdb.FatalException,
         ),
     )
 

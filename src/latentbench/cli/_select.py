@@ -1113,7 +1113,7 @@ def print_experiment_table(result: Any) -> None:
     if reference is not None and unbounded and not one:
         console.print("savings without an SE or interval: " + "; ".join(unbounded), soft_wrap=True)
     spread_note = (getattr(result, "params", None) or {}).get("budget_sd_note")
-    if spread_note and not one:
+    if spread_note and not one and not at_stop:  # the table at a stop shows no budget
         console.print(str(spread_note), soft_wrap=True)
     if one:
         console.print(

@@ -28,7 +28,7 @@ from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import read_csv_ids
 from latentbench.io._matrix_checks import same_id
-from latentbench.select._estimate import _rng
+from latentbench.select._estimate import _check_delta, _rng
 from latentbench.select._estimate_calibration import Calibration, from_matrix
 from latentbench.select._estimate_design import SequentialEstimate
 from latentbench.select._experiment import _input_provenance, not_a_matrix
@@ -278,7 +278,8 @@ def estimate_experiment(
         Most items per run (default: all the model answered).
     delta : float, default 0.05
         Error probability of each run's confidence sequence (the interval covers the truth at
-        every step with probability at least ``1 - delta``).
+        every step with probability at least ``1 - delta``), in [1e-16, 1) as for
+        :func:`~latentbench.select.estimate`.
     rank : int
         Rank of the calibration fits.
     progress : callable, optional
@@ -301,12 +302,14 @@ def estimate_experiment(
     Raises
     ------
     InputError
-        An empty ``models``, ``max_items < 1``, budgets above every held-out model's items
+        A ``delta`` outside [1e-16, 1) (:func:`~latentbench.select.estimate`'s), an empty
+        ``models``, ``max_items < 1``, budgets above every held-out model's items
         (nothing would be recorded; the largest usable budget is named), or no held-out
         model with an observed score. A model without any observed score is left out, and
         said (``params["no_score"]``).
     """
     check_event(stop_event)
+    _check_delta(delta)  # estimate's rule: below 1e-16 the level 1 - delta reads as 1.0
     import pandas as pd
 
     from latentbench.io import ResponseMatrix

@@ -847,7 +847,7 @@ def _summarise(
         "seconds": elapsed,
     }
     note = budget_sd_note(len(seed_list), target)
-    if note is not None and shared.stop != "confidence":  # the table shows budgets then
+    if note is not None:  # the report's budget table (a stop's too) leaves those SDs out
         params["budget_sd_note"] = note
     return ExperimentResult(
         grid=grid, curves=curves, summary=summary, pools=pool_info, params=params
