@@ -190,10 +190,10 @@ def no_interval(seeds: int, target: float = TARGET) -> str | None:
     if _tail_seeds(seeds, target) >= MIN_TAIL_SEEDS:
         return None
     need = _seeds_needed(target)
-    return (
+    return (  # the Python keyword (seeds=): ``latentbench demo`` says --seeds (cli_spelling)
         f"no interval: with {seeds} runs, {target:.0%} of them are first right where all are, "
         f"the slowest run's budget, which a bootstrap over runs cannot bound; "
-        + (f"--seeds {need} or more give one" if need else "no number of runs gives one")
+        + (f"seeds={need} or more give one" if need else "no number of runs gives one")
     )
 
 

@@ -335,6 +335,8 @@ def test_the_cli_rewrites_the_remaining_python_spellings_as_it_said_them():
     assert cli_spelling(said) == (
         "the half-width cannot be predicted; give ..., or choose k by hand (--k)"
     )
+    said = "(no interval: with 12 runs, ...; seeds=20 or more give one)"  # DemoResult.summary
+    assert cli_spelling(said) == "(no interval: with 12 runs, ...; --seeds 20 or more give one)"
     said = "cannot write d: ...; expected it free: wait until that run ends, or give this one "
     for keyword in ("out=", "directory="):
         assert cli_spelling(said + "another " + keyword) == said + "another --out"

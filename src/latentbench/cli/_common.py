@@ -299,6 +299,7 @@ def _name_flag(match: re.Match[str]) -> str:
 _SPELLINGS = (
     # library messages that spell only the Python keyword, as the command line said them
     (re.compile(r"\bpass benchmark=NAME\b"), "pass --benchmark NAME"),
+    (re.compile(r"\bseeds=(\d+) or more give one\b"), r"--seeds \1 or more give one"),  # demo
     (
         re.compile(r"ingest the other file under another benchmark= or metric="),
         "ingest the other file under another --benchmark or --metric",

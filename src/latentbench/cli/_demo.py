@@ -14,6 +14,7 @@ from latentbench._demo import DEMO_SEEDS
 from latentbench.cli import Command, app, as_given, example
 from latentbench.cli._common import (
     clean_warnings,
+    cli_spelling,
     console,
     escape,
     fmt,
@@ -137,7 +138,7 @@ def _print_selection(result: Any) -> None:
     # the headline is the library's (DemoResult.summary, whose last line is the estimate's),
     # the bold lines are the findings
     for k, line in enumerate(result.summary().splitlines()[:-1]):
-        shown = escape(line)
+        shown = escape(cli_spelling(line))
         bold = k == 2 or (k == 1 and run.stopped == "confidence")
         console.print(f"[bold]{shown}[/bold]" if bold else shown, soft_wrap=True)
     table = Table(
