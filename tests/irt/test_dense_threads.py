@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+import latentbench
 
 _SCRIPT = """
 import warnings
@@ -56,7 +56,11 @@ def test_dense_passes_and_margins_give_the_same_bits_on_any_thread_count():
     the thread count. A process with two numba threads (the suite's workers have one) runs
     the numba passes, forced on a small matrix, on 1 thread and on 2; numba's own cache, as
     the suite's other processes use."""
-    env = {**os.environ, "PYTHONPATH": str(SRC), "NUMBA_NUM_THREADS": "2"}
+    # the package this process imported (an installed copy in CI, src/ in a checkout): its
+    # kernels, and their numba cache that the suite's fits filled (src/'s was cold in CI: a
+    # 13-15 s compile in this test alone)
+    package = Path(latentbench.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(package), "NUMBA_NUM_THREADS": "2"}
     env["LATENTBENCH_NUMPY_MAX_CELLS"] = "0"
     done = subprocess.run(
         [sys.executable, "-c", _SCRIPT], capture_output=True, text=True, timeout=300, env=env
