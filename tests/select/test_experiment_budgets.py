@@ -36,7 +36,11 @@ def _rows(policy: str, when: list[float], init: int = 64) -> list[dict]:
     ]
 
 
-def _experiment(runs: dict[str, list[float]], reference: str | None = "ucbe"):
+def _experiment(
+    runs: dict[str, list[float]], reference: str | None = "ucbe", stop: str | None = None, **row
+):
+    """The summary of ``runs`` (each policy's budget to the right answer per seed; ``row``:
+    fields every run's row takes, e.g. a certified stop's)."""
     shared = ExperimentSettings(
         scores=np.zeros((4, 10), dtype=np.float32),
         pools={"p": np.arange(4)},
@@ -45,8 +49,9 @@ def _experiment(runs: dict[str, list[float]], reference: str | None = "ucbe"):
         init_batch=16,
         proxy=None,
         grid=GRID,
+        **({} if stop is None else {"stop": stop}),
     )
-    results = [r for policy, when in runs.items() for r in _rows(policy, when)]
+    results = [{**r, **row} for policy, when in runs.items() for r in _rows(policy, when)]
     n = len(next(iter(runs.values())))
     policies = list(runs)
     res = _summarise(results, shared, shared.pools, policies, list(range(n)), 0.95, reference, 1.0)
@@ -367,23 +372,9 @@ def test_a_certified_stop_run_says_why_its_budgets_have_no_sd(capsys):
     ``latentbench experiment bfcl_v2.parquet --seeds 6 --stop confidence`` then ``report``).
     The note is kept and the report says it; the printed table, which shows the cells at
     the stop and no budget, does not."""
-    results = [
-        {**r, "certified": True, "post": 200}
-        for policy, when in {"pulse": PULSE, "ucbe": UCBE_LATE}.items()
-        for r in _rows(policy, when)
-    ]
-    shared = ExperimentSettings(
-        scores=np.zeros((4, 10), dtype=np.float32),
-        pools={"p": np.arange(4)},
-        budget=int(GRID[-1]),
-        batch_size=16,
-        init_batch=16,
-        proxy=None,
-        grid=GRID,
-        stop="confidence",
+    res, _ = _experiment(
+        {"pulse": PULSE, "ucbe": UCBE_LATE}, stop="confidence", certified=True, post=200
     )
-    res = _summarise(results, shared, shared.pools, ["pulse", "ucbe"], list(range(12)), 0.95,
-                     "ucbe", 1.0)  # fmt: skip
     assert all(row["budget_post_init_sd"] is None for row in res.summary)
     assert "no SD for the budgets to 95 %: with 12 seeds" in res.params["budget_sd_note"]
     assert "no SD for the budgets" in _page_text(res)
