@@ -11,6 +11,7 @@ gives the CLI message exactly as it was.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 
@@ -425,3 +426,35 @@ def test_a_benchmark_named_as_a_keyword_keeps_its_name_in_the_choice(benchmark):
         f"r.json: {benchmark!r} has several metrics (a, b); choose one with --metric NAME or "
         f"--metric '{benchmark}=NAME'"
     )
+
+
+@pytest.mark.parametrize(
+    "name", ["sweep-tol=1e-4", "run max_iter=50", "n_boot=9", "x(group=a)", "seed=3;"]
+)
+def test_a_user_name_with_a_keyword_inside_is_never_rewritten(name):
+    """The rewrites read ``tol=`` or ``max_iter=`` inside a user's quoted name as the library's
+    keyword: a model called ``sweep-tol=1e-4`` was printed as ``'sweep---tol 1e-4'``, a name
+    the user never had. The ``=`` of a quoted name is the user's."""
+    from latentbench.io.formats._common import resolve
+
+    message = _raised(lambda: resolve("metric", None, name, ["a", "b"], "r.json"))
+    assert f"r.json: {name!r} has several metrics" in cli_spelling(message)
+    said = f"has no rows for model {name!r} (label={name!r}); budget=-1; expected 1 or more"
+    assert cli_spelling(said) == (
+        f"has no rows for model {name!r} (--label {shlex.quote(name)}); --budget -1; expected "
+        "1 or more"
+    )
+
+
+@pytest.mark.parametrize("folder", ["sweep/max_iter=50", "max_iter=50/tol=1e-4", "/r/seed=3;x"])
+def test_a_path_with_a_keyword_inside_is_never_rewritten(folder, tmp_path):
+    """A folder named like a keyword (``runs/max_iter=50/``, a sweep's or a partition's
+    spelling) was rewritten inside the path: ``runs/--max-iter 50/meta.csv``. Only the leading
+    keyword of a path option (``items=PATH``) is the library's."""
+    from latentbench.report import read_item_metadata
+
+    path = f"{folder}/meta.csv"
+    message = _raised(lambda: read_item_metadata(path))
+    assert cli_spelling(message) == message.replace("items=", "--items ", 1)
+    assert path in cli_spelling(message)
+    assert cli_spelling(f"{path}: budget=0.5; expected") == f"{path}: --budget 0.5; expected"

@@ -96,3 +96,20 @@ def test_only_leftovers_of_gone_processes_of_this_machine_are_removed(tmp_path: 
     (tmp_path / "report.html").unlink()
     write_directory(out, {"x": lambda p: p.write_text("")}, last="x")
     assert names["dead_folder"] not in set(_hidden(tmp_path))
+
+
+def test_a_file_behind_a_symlink_is_replaced_whole_and_the_link_kept(tmp_path):
+    """Before: a symlink (a live run's progress snapshot linked elsewhere, a report linked
+    into a web folder) was written in place, so a reader at that moment could see half of
+    it. Its target is now replaced whole (a new file renamed over it) and the link stays."""
+    target = tmp_path / "real" / "progress.json"
+    target.parent.mkdir()
+    target.write_text("old")
+    link = tmp_path / "progress.json"
+    link.symlink_to(target)
+    before = target.stat().st_ino
+    replace_whole(link, "new")
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    assert target.read_text() == "new"
+    assert target.stat().st_ino != before  # renamed over, not rewritten in place
+    assert sorted(p.name for p in target.parent.iterdir()) == ["progress.json"]

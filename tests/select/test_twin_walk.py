@@ -463,3 +463,23 @@ def test_the_proxy_and_the_matrix_oracle_take_a_response_matrix():
     by_matrix = LowRankProxy(rank=2, random_state=0).fit(matrix)
     by_array = LowRankProxy(rank=2, random_state=0).fit(np.asarray(matrix.scores))
     assert np.array_equal(by_matrix.V_, by_array.V_)
+
+
+def test_two_models_of_one_call_with_the_same_answers_are_said(cal):
+    """The same results ingested under two names got two different estimates and nothing
+    said (each model is estimated alone, from its own draws). The later one now carries a
+    note naming the first, warned too; a model whose answers differ in one cell does not."""
+    from latentbench.select import estimate_many
+
+    rng = np.random.default_rng(3)
+    a = pd.Series((rng.random(40) < 0.6) * 1.0, index=list(cal.item_ids))
+    b = a.copy()
+    b.iloc[7] = 1.0 - b.iloc[7]
+    answers = {"run-a": a, "run-b": b, "run-a-again": a.iloc[::-1].copy()}  # order aside
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = estimate_many(cal, answers, budget=15, seed=2, cache=False)
+    said = [r for r in got if any("gave the same answers as model" in w for w in r.warnings)]
+    assert [r.model for r in said] == ["run-a-again"]
+    assert "as model 'run-a' of this call on every item (40 answered" in said[0].warnings[-1]
+    assert sum("gave the same answers as model 'run-a'" in str(w.message) for w in caught) == 1

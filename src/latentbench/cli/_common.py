@@ -283,17 +283,44 @@ def _choose_one(match: re.Match[str]) -> str:
     """``choose one with metric=NAME or metric={'mmlu': NAME}`` (a tool's results with several
     metrics, filters or Inspect scorers) as ``--metric NAME or --metric 'mmlu=NAME'``."""
     flag = f"--{match.group(1)}"
-    return f"choose one with {flag} NAME or {flag} '{ast.literal_eval(match.group(2))}=NAME'"
+    name = ast.literal_eval(_unmask(match.group(2)))
+    return f"choose one with {flag} NAME or {flag} '{name}=NAME'"
 
 
 _QUOTED_NAME = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\""
 """A name as Python's ``repr`` writes it, single- or double-quoted."""
 
 
+_EQUALS = "\ue000"
+"""Stands for an ``=`` of a user's name or path while the rewrites run (a private-use
+character: no rewrite's pattern matches it, so ``'sweep-tol=1e-4'`` is not read as ``tol=``)."""
+
+# a quoted name (``repr``'s spelling), opened where a word does not go on
+_QUOTED_SPAN = re.compile(rf"(?<![\w])(?:{_QUOTED_NAME})")
+# a path: a word with a slash; a leading keyword of a path option (``out=runs/a``) is the
+# library's, the rest the user's
+_PATH_TOKEN = re.compile(r"\S*/\S*")
+_PATH_KEY = re.compile(
+    r"\(?(?:out|directory|path|items|responses|selection|history|store|weights)="
+)
+
+
+def _mask_path(match: re.Match[str]) -> str:
+    token = match.group(0)
+    key = _PATH_KEY.match(token)
+    cut = key.end() if key else 0
+    return token[:cut] + token[cut:].replace("=", _EQUALS)
+
+
+def _unmask(text: str) -> str:
+    return text.replace(_EQUALS, "=")
+
+
 def _name_flag(match: re.Match[str]) -> str:
     """``(group='mmlu')`` or ``(label='m5')`` (a name the advice names) as ``(--group mmlu)``
     or ``(--label m5)``, the name quoted for a shell where it needs it."""
-    return f"(--{match.group(1)} {shlex.quote(ast.literal_eval(match.group(2)))})"
+    name = shlex.quote(ast.literal_eval(_unmask(match.group(2))))
+    return f"(--{match.group(1)} {name.replace('=', _EQUALS)})"  # the later rewrites skip it
 
 
 _SPELLINGS = (
@@ -537,10 +564,16 @@ def column_flags(message: str) -> str:
 
 
 def cli_spelling(message: str) -> str:
-    """Rewrite Python keyword spellings in a library message into CLI flags."""
+    """Rewrite Python keyword spellings in a library message into CLI flags.
+
+    The ``=`` inside a quoted name (``model 'sweep-tol=1e-4'``) or a path
+    (``runs/max_iter=50/out.json``) is the user's and is never rewritten.
+    """
+    message = _QUOTED_SPAN.sub(lambda m: m.group(0).replace("=", _EQUALS), message)
+    message = _PATH_TOKEN.sub(_mask_path, message)
     for pattern, flag in _SPELLINGS:
         message = pattern.sub(flag, message)
-    return message
+    return _unmask(message)
 
 
 def fail(exc: BaseException | str, code: int = 2) -> NoReturn:

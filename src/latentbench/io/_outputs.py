@@ -178,8 +178,16 @@ def replace_whole(path: Path, text: str, encoding: str | None = None) -> None:
     """Write ``text`` at ``path`` whole or not at all: a temporary file beside it, renamed
     over it, so a write that fails midway (a full disk), a reader at that moment (a browser
     reloading a report) or another process writing it at once never sees a cut or interleaved
-    file; a symlink or a device (``/dev/stdout``) is written in place."""
+    file. A symlink to a file is followed (its target is replaced whole, the link kept); a
+    device (``/dev/stdout``) or a link to one is written in place."""
     path = Path(path)
+    if path.is_symlink():
+        try:
+            target = path.resolve()
+        except (OSError, RuntimeError):  # a loop of links: written in place, as before
+            target = path
+        if target.is_file() or (not target.exists() and target.parent.is_dir()):
+            path = target
     if path.is_symlink() or (path.exists() and not path.is_file()):
         path.write_text(text, encoding=encoding)
         return

@@ -19,7 +19,7 @@ import reprlib
 import warnings
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -2579,6 +2579,7 @@ def estimate_many(
         for m in by_model:  # the ids, not the cells
             if m not in named and same_id(m) in keys:
                 near.setdefault(same_id(m), []).append(m)
+    copies = _copies_in_call(names, by_model)
     results: list[EstimateResult] = []
     failures: dict[str, str] = {}
     for done, name in enumerate(names, start=1):
@@ -2586,7 +2587,10 @@ def estimate_many(
         # with its twins, estimate says they were not used (as for one model named)
         answers = {m: by_model[m] for m in (name, *twins)} if twins else by_model[name]
         try:
-            results.append(estimate(cal, answers, model=name, label=label, **kwargs))
+            result = estimate(cal, answers, model=name, label=label, **kwargs)
+            if name in copies:
+                result = _said_copy(result, copies[name], by_model[name])
+            results.append(result)
         except InputError as exc:
             if errors == "raise" or len(names) == 1:
                 raise
@@ -2596,6 +2600,39 @@ def estimate_many(
             rest = tuple(names[done:])  # the summary says so
             return EstimateSet(tuple(results), failures, single=False, not_estimated=rest)
     return EstimateSet(tuple(results), failures, single=len(names) == 1)
+
+
+def _copies_in_call(names: list[str], by_model: dict[str, pd.Series]) -> dict[str, str]:
+    """The models of ``names`` whose answers are an earlier one's of the call, item for item
+    (the same items answered, the same scores: the same results under two names, most
+    likely), each with the first model that gave them."""
+    first: dict[tuple[Any, ...], str] = {}
+    copies: dict[str, str] = {}
+    for name in names:  # one sort and one hash a model, beside a whole estimate each
+        answered = by_model[name].dropna()
+        if answered.empty:
+            continue
+        answered = answered.sort_index()
+        key = (
+            tuple(answered.index.astype(str)),
+            np.asarray(answered, dtype=np.float64).tobytes(),
+        )
+        copies_of = first.setdefault(key, name)
+        if copies_of != name:
+            copies[name] = copies_of
+    return copies
+
+
+def _said_copy(result: EstimateResult, original: str, answers: pd.Series) -> EstimateResult:
+    """``result`` with the note that its model's answers are ``original``'s (warned too)."""
+    note = (
+        f"model {result.model!r} gave the same answers as model {original!r} of this call on "
+        f"every item ({int(answers.notna().sum()):,} answered; the same results under another "
+        "name?): each is estimated alone from its own draws, so their estimates and intervals "
+        "differ though their full-benchmark scores are the same"
+    )
+    warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
+    return replace(result, warnings=(*result.warnings, note))
 
 
 def _selected_models(models: Sequence[str] | None, kwargs: dict[str, Any]) -> list[str] | None:
