@@ -151,6 +151,7 @@ def test_twopl_chooses_the_path_by_density_and_both_agree() -> None:
 
 _COLD_WARM = """
 import sys
+import numba
 import numpy as np
 from latentbench.io._cells import ObservedCells
 from latentbench.irt import _sparse_kernels as kernels
@@ -159,13 +160,17 @@ from latentbench.synthetic import simulate_2pl
 
 scores = simulate_2pl(60, 2000, missing=0.5, random_state=1).matrix.scores
 cells = ObservedCells.from_dense(scores)
-out = []
-for rank in (1, 2):
-    for sweeps in (1, 3):
-        fit = fit_sparse(cells, rank=rank, tol=1e-14, max_iter=sweeps, accelerate=False)
-        out.append(np.concatenate([fit.U.ravel(), fit.V.ravel(), fit.b.ravel()]))
+runs = []
+for threads in sys.argv[1:]:  # the kernels' threads, each run in turn
+    numba.set_num_threads(int(threads))
+    out = []
+    for rank in (1, 2):
+        for sweeps in (1, 3):
+            fit = fit_sparse(cells, rank=rank, tol=1e-14, max_iter=sweeps, accelerate=False)
+            out.append(np.concatenate([fit.U.ravel(), fit.V.ravel(), fit.b.ravel()]))
+    runs.append(np.concatenate(out).tobytes().hex())
 hits = sum(k.stats.cache_hits[k.signatures[0]] for k in (kernels.column_pass, kernels.solve_models))
-print(hits, np.concatenate(out).tobytes().hex())
+print(hits, *runs)
 """
 
 
@@ -176,8 +181,8 @@ def test_sparse_fit_is_the_same_compiled_and_loaded_from_the_numba_cache(tmp_pat
     parallel loop's body into the kernel and optimizes it again, and the process that compiled
     it ran the body optimized once, a process loading the cache the one optimized twice,
     reassociated differently (3e-16 apart after one sweep; a history-free replay of BFCL's
-    candidates printed an upper bound 0.970 on a cold cache, 0.971 on a warm one). Fresh
-    processes sharing an empty cache folder: the first compiles, the next load."""
+    candidates printed an upper bound 0.970 on a cold cache, 0.971 on a warm one). Two fresh
+    processes sharing an empty cache folder: the first compiles, the second loads."""
     import os
     import subprocess
     import sys
@@ -186,12 +191,15 @@ def test_sparse_fit_is_the_same_compiled_and_loaded_from_the_numba_cache(tmp_pat
     src = Path(__file__).resolve().parents[2] / "src"
     runs = []
     # explicit thread counts: the suite's workers set NUMBA_NUM_THREADS=1 (tests/conftest.py),
-    # which the processes inherited, so "any number of threads" compared 1 with 1
-    for threads in ("2", "2", "1"):
+    # which the processes inherited, so "any number of threads" compared 1 with 1. A pool of
+    # 2 threads, each process running the fits on 2 and then on 1 of them (numba's
+    # set_num_threads: a parallel loop is split among the threads in use); before, a third
+    # process loaded the cache on NUMBA_NUM_THREADS=1 (~2.5 s of imports and loading)
+    for _process in ("compiles", "loads"):
         env = {**os.environ, "PYTHONPATH": str(src), "NUMBA_CACHE_DIR": str(tmp_path / "nb")}
-        env["NUMBA_NUM_THREADS"] = threads
+        env["NUMBA_NUM_THREADS"] = "2"
         done = subprocess.run(
-            [sys.executable, "-W", "ignore", "-c", _COLD_WARM],
+            [sys.executable, "-W", "ignore", "-c", _COLD_WARM, "2", "1"],
             capture_output=True,
             text=True,
             timeout=300,
@@ -199,5 +207,7 @@ def test_sparse_fit_is_the_same_compiled_and_loaded_from_the_numba_cache(tmp_pat
         )
         assert done.returncode == 0, done.stderr
         runs.append(done.stdout.split())
-    assert [hits for hits, _ in runs] == ["0", "2", "2"]  # compiled, then loaded twice
-    assert runs[0][1] == runs[1][1] == runs[2][1]
+    assert [hits for hits, *_ in runs] == ["0", "2"]  # compiled, then loaded
+    fits = [bits for _, *bits in runs]
+    assert [len(bits) for bits in fits] == [2, 2]
+    assert fits[0][0] == fits[0][1] == fits[1][0] == fits[1][1]

@@ -80,14 +80,22 @@ def fit_textbook_cbmm(
     # the penalty on v_j as extra least-squares rows: c |sqrt(lam/c) (v - m)|^2 = lam |v - m|^2
     ridge_rows = np.sqrt(pen.precision_V / c) * np.eye(rank)
     ridge_target = ridge_rows @ np.full(rank, pen.mean_V)
+    # each item's observed rows, and its NNLS problem's arrays (filled whole before each call:
+    # the same values as stacking them anew, without a boolean mask per item and iteration)
+    rows_of = [np.flatnonzero(observed[:, j]) for j in range(m)]
+    designs = [np.empty((idx.size + rank, rank)) for idx in rows_of]
+    targets = [np.empty(idx.size + rank) for idx in rows_of]
     for iteration in range(1, max_iter + 1):  # noqa: B007
         X = U @ V.T + b
         Z = np.where(observed, X + 4.0 * sigma * (y - expit(X / sigma)), 0.0)
         # a-block (V): one NNLS per item over its observed rows
-        for j in range(m):
-            rows = observed[:, j]
-            design = np.vstack([U[rows], ridge_rows])
-            target = np.concatenate([Z[rows, j] - b[j], ridge_target])
+        residual = np.ascontiguousarray((Z - b).T)  # item j's row: Z[:, j] - b[j]
+        for j, idx in enumerate(rows_of):
+            design, target, k = designs[j], targets[j], idx.size
+            np.take(U, idx, axis=0, out=design[:k])
+            design[k:] = ridge_rows
+            np.take(residual[j], idx, out=target[:k])
+            target[k:] = ridge_target
             V[j] = nnls(design, target)[0]
         # b-block: closed form
         fitted = U @ V.T
