@@ -13,9 +13,11 @@ or dummy model never uses:
   About 2.3 s of CPU per process, measured (4.1 s -> 1.8 s); the results file then says
   ``"pretty_env_info": "N/A (torch not installed)"``. These runs' models never use torch.
 
-The tests whose harness runs only tasks of their own ``--include_path`` use this command
-(``LM_EVAL_LOCAL_TASKS``); ``test_lm_eval_real.py::test_dummy_model_on_a_local_task`` keeps
-``python -m lm_eval`` exactly as users run it. Refuses to run (exit 2) with an lm-eval whose
+Every test of a real lm-eval run runs only tasks of its own ``--include_path``, and uses this
+command (``LM_EVAL_LOCAL_TASKS``); that it is lm-eval's command line with only the
+``--include_path`` tasks indexed is checked by
+``test_lm_eval_bridge.py::test_the_local_tasks_command_is_lm_eval_indexing_only_the_include_path``.
+Refuses to run (exit 2) with an lm-eval whose
 ``TaskManager`` has no ``include_defaults`` or that has no ``is_torch_available``, rather than
 silently indexing the defaults or importing torch.
 """

@@ -41,8 +41,8 @@ HERE = Path(__file__).resolve().parent
 TIMEOUT = 600  # seconds for one harness process (it indexes thousands of task files)
 # lm-eval's command line (the lm-eval first on PYTHONPATH) with a task index of the
 # --include_path folders only and torch left unimported (_lm_eval_local_tasks.py: 4.1 -> 1.8 s
-# CPU per process with the index already cut, ~10 s -> 1.8 s from `python -m lm_eval`), for the
-# tests that run only tasks of their own --include_path
+# CPU per process with the index already cut, ~10 s -> 1.8 s from `python -m lm_eval`); every
+# real lm-eval run of these tests runs only tasks of its own --include_path
 LM_EVAL_LOCAL_TASKS = [sys.executable, str(HERE / "_lm_eval_local_tasks.py"), "run"]
 
 
@@ -55,9 +55,6 @@ class LmEval:
 
     def env(self, tmp: Path) -> dict[str, str]:
         return harness_env(tmp, self.path)
-
-    def argv(self) -> list[str]:
-        return [sys.executable, "-m", "lm_eval", "run"]
 
     def local_tasks_argv(self) -> list[str]:
         """This version's command line with only ``--include_path`` tasks indexed and torch

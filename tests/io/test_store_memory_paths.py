@@ -243,3 +243,24 @@ def test_two_processes_spilling_from_one_store_leave_nothing_beside_it(tmp_path,
     assert other.returncode == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.parquet", "b.parquet", "s.duckdb"]
     assert pq.read_table(tmp_path / "b.parquet").equals(pq.read_table(tmp_path / "a.parquet"))
+
+
+def test_duckdbs_default_limit_is_asked_once_per_process(tmp_path, monkeypatch):
+    # each bounded statement opened an in-memory database to read DuckDB's default limit
+    # (~20 ms: every ingest, export, summary and coverage of a store paid it)
+    frame, report = read_results("table", _table(tmp_path), benchmark="lb")
+    with Store(tmp_path / "s.duckdb") as db:
+        db.ingest(frame, report)  # the default asked here, if not before in this process
+        opened: list[tuple] = []
+        connect = duckdb.connect
+
+        def counting(*args, **kwargs):
+            opened.append(args)
+            return connect(*args, **kwargs)
+
+        monkeypatch.setattr(duckdb, "connect", counting)
+        assert db.export(tmp_path / "out.parquet") == 5
+        db.summary()
+        db.coverage("lb")
+        limit = _limit(db.connection)
+    assert opened == [] and limit != "2.0 GiB"  # the store's default again after each

@@ -137,6 +137,21 @@ def _own_spill_folder(connection: duckdb.DuckDBPyConnection, spill: str) -> bool
     return True
 
 
+_DEFAULT_MEMORY_LIMIT: list[str] = []
+
+
+def _default_memory_limit() -> str:
+    """DuckDB's default memory limit on this machine, as a new database spells it (``'25.1
+    GiB'``): asked of an in-memory database once per process, not at every statement
+    :func:`_bounded_memory` bounds (opening one took ~20 ms: an ingest, an export and a
+    summary paid it each time)."""
+    if not _DEFAULT_MEMORY_LIMIT:
+        with duckdb.connect() as fresh:
+            query = "SELECT current_setting('memory_limit')"
+            _DEFAULT_MEMORY_LIMIT.append(str(fresh.execute(query).fetchall()[0][0]))
+    return _DEFAULT_MEMORY_LIMIT[0]
+
+
 @contextmanager
 def _bounded_memory(connection: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """Lower ``connection``'s memory limit to :data:`WORK_MEMORY` for the statements of the
@@ -147,8 +162,7 @@ def _bounded_memory(connection: duckdb.DuckDBPyConnection) -> Iterator[None]:
     limit is left as it is: a spill there would fail where holding the rows succeeded."""
     query = "SELECT current_setting('memory_limit')"
     current = str(connection.execute(query).fetchall()[0][0])
-    with duckdb.connect() as fresh:  # DuckDB's default on this machine
-        default = str(fresh.execute(query).fetchall()[0][0])
+    default = _default_memory_limit()
     spill = str(connection.execute("SELECT current_setting('temp_directory')").fetchall()[0][0])
     # DuckDB spills beside a store file (``S.duckdb.tmp``); an in-memory store (``.tmp`` in
     # the working folder) or a folder that cannot be written keeps DuckDB's default
