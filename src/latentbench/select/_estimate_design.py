@@ -364,17 +364,35 @@ class SequentialEstimate:
     def _predict(self) -> None:
         if self._v is not None:  # rank 1: products of numbers, the bits of the matrix ones
             v = self._v  # (a zero's sign, which they may not keep, is lost in + bw, 1 + s2)
-            mu = (v * float(self.z[0]) + self.bw) / self.sigma
+            # in place, each the operation of the expression it replaces on the same operands
+            # (x + y is y + x, x * y is y * x, bit for bit): the bits of
+            # mu = (v z + bw) / sigma, s2 = v h v / sigma^2, without a temporary per step
+            mu = v * float(self.z[0])
+            mu += self.bw
+            mu /= self.sigma
             h = float(self.Hinv[0, 0])
-            s2 = v * h * v / self.sigma**2
+            s2 = v * h
+            s2 *= v
+            s2 /= self.sigma**2
             if not h > 0:  # (h > 0, as every fit gives: s2 >= 0 or NaN, max(s2, 0) is s2)
                 s2 = np.maximum(s2, 0.0)
         else:
             mu = (self.Vw @ self.z + self.bw) / self.sigma
             s2 = ((self.Vw @ self.Hinv) * self.Vw).sum(axis=1) / self.sigma**2
             s2 = np.maximum(s2, 0.0)
-        x = mu / np.sqrt(1.0 + np.pi * s2 / 8.0)
-        self.f_irt = 0.5 * (1.0 + np.tanh(0.5 * x))  # sigmoid, inlined
+        # x = mu / sqrt(1 + pi s2 / 8), f = sigmoid(x) = (1 + tanh(x / 2)) / 2, in place (the
+        # same operations in the same order: pi * s2, / 8, 1 + , sqrt, mu / , 0.5 * , tanh,
+        # 1 + , 0.5 * ); mu and s2 are this call's own arrays
+        s2 *= np.pi
+        s2 /= 8.0
+        s2 += 1.0
+        np.sqrt(s2, out=s2)
+        mu /= s2
+        mu *= 0.5
+        np.tanh(mu, out=mu)
+        mu += 1.0
+        mu *= 0.5
+        self.f_irt = mu  # sigmoid, inlined
         self.f = self.f_irt
         if self.ridge is None:
             return
@@ -388,7 +406,13 @@ class SequentialEstimate:
 
     def _fit(self, steps: int) -> None:
         t = len(self.order)
-        if self._rows < t:  # the revealed items' rows, cached: order and answers only grow
+        if self._rows == t - 1:  # one answer more (every round): its row, as below
+            j = self.order[-1]
+            self._X[t - 1] = self.Vw[j] / self.sigma
+            self._c[t - 1] = self.bw[j] / self.sigma
+            self._y[t - 1] = self.answers[-1]
+            self._rows = t
+        elif self._rows < t:  # the revealed items' rows, cached: order and answers only grow
             new = np.asarray(self.order[self._rows :], dtype=np.int64)
             self._X[self._rows : t] = self.Vw[new] / self.sigma
             self._c[self._rows : t] = self.bw[new] / self.sigma
@@ -425,24 +449,47 @@ class SequentialEstimate:
         ``z - step``) is done on Python floats (one rounding each, as on the 1-element
         arrays), and ``X @ z`` is ``x z`` (one product per row; a zero's sign, which a matrix
         product may not keep, is lost in ``+ c`` and ``1 + tanh``). The two sums over the
-        revealed rows, ``X^T (p - y)`` and ``X^T diag(w) X``, are the same matrix products on
-        the same arrays, so summed in the same order."""
+        revealed rows, ``X^T (p - y)`` and ``X^T diag(w) X``, are the same BLAS ``ddot`` (numpy's
+        matmul of a (1, t) row by a (t,) or (t, 1) column, as of two 1-d arrays, is ``ddot``)
+        of the same numbers, so summed in the same order (:meth:`_curvature_rank1`)."""
         x = X[:, 0]
-        tanh = np.tanh
         z = float(self.z[0])
         for _ in range(steps):
-            p = 0.5 * (1.0 + tanh(0.5 * (x * z + c)))  # sigmoid, inlined
-            grad = float((XT @ (p - y))[0]) + z
-            h = float(((XT * (p * (1.0 - p))) @ X)[0, 0]) + 1.0
+            p = self._sigmoid_rank1(x, z, c)
+            grad = float(x @ (p - y)) + z
+            h = self._curvature_rank1(x, p) + 1.0
             step = grad / h
             norm = math.sqrt(step * step)
             if norm > 1.0:  # a trust region (prior sd units): saturated answers overshoot
                 step = step / norm
             z = z - step
-        p = 0.5 * (1.0 + tanh(0.5 * (x * z + c)))
-        h = float(((XT * (p * (1.0 - p))) @ X)[0, 0]) + 1.0
+        p = self._sigmoid_rank1(x, z, c)
+        h = self._curvature_rank1(x, p) + 1.0
         self.z = np.array([z])
         self.Hinv = np.array([[1.0 / h]])
+
+    @staticmethod
+    def _sigmoid_rank1(x: np.ndarray, z: float, c: np.ndarray) -> np.ndarray:
+        """``0.5 * (1.0 + tanh(0.5 * (x * z + c)))`` (the sigmoid, inlined), shape (t,): the
+        same operations in the same order, in place on one new array."""
+        p = x * z
+        p += c
+        p *= 0.5
+        np.tanh(p, out=p)
+        p += 1.0
+        p *= 0.5
+        return p
+
+    @staticmethod
+    def _curvature_rank1(x: np.ndarray, p: np.ndarray) -> float:
+        """``((X^T * (p * (1.0 - p))) @ X)[0, 0]``, the rank-1 curvature of the revealed rows
+        (``x`` their one column): the same products (``x_i (p_i (1 - p_i))``) and the same
+        BLAS ``ddot`` of them with ``x`` (numpy's matmul of a (1, t) row by a (t, 1) column,
+        as of two 1-d arrays, is ``ddot``), without the 2-d temporaries."""
+        w = 1.0 - p
+        w *= p
+        w *= x
+        return float(w @ x)
 
     def set_target(self, target: float | None) -> None:
         """Size the confidence sequence for ``target`` (before the first answer only).
