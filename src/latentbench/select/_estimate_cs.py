@@ -167,6 +167,11 @@ class WeightedBettingCS:
         self._log = np.zeros((w.size, 2, grid + 1))
         self._log_up, self._log_down = self._log[:, 0], self._log[:, 1]  # views
         self._rejected = np.zeros(grid + 1, dtype=bool)
+        # the constants a round's np.maximum takes, as arrays of its operands' size: numpy
+        # 2's maximum of an array and a Python scalar takes a loop 6 times slower than of two
+        # arrays (the same max, element by element: the same bits)
+        self._no_ruin = np.full(self._log.size, -0.999)
+        self._tiny_gap = np.full(2 * (grid + 1), 1e-300)
         self._alive = (0, grid)
         """The first and last candidates not rejected (first > last: none), which every
         round updates from the candidates it updated (no scan of the whole grid)."""
@@ -263,7 +268,7 @@ class WeightedBettingCS:
             # m ascending: every gap is > 0 when the first of each side is (rounding is
             # monotone), as it is but where a range ends inside the span
             positive = None if gap[0, 0] > 0 and gap[1, -1] > 0 else gap > 0
-            np.maximum(gap, 1e-300, out=gap)
+            np.maximum(gap, self._tiny_gap[: gap.size].reshape(gap.shape), out=gap)
             # the truncation c / gap is the same for every process staking c: computed once
             # (and once more for the targeted process's own), shape (2, S) each
             k = self._horizons.size
@@ -278,7 +283,7 @@ class WeightedBettingCS:
                     cap = np.where(positive, cap, np.inf)
                 np.minimum(bets[k], cap, out=steps[k])
             steps *= x
-            np.maximum(steps, -0.999, out=steps)
+            np.maximum(steps, self._no_ruin[: steps.size].reshape(steps.shape), out=steps)
             np.log1p(steps, out=steps)
             log = self._log[:, :, sl]
             log += steps

@@ -146,7 +146,7 @@ def design_probabilities(
     else:
         q = np.ones_like(f)
     if weights is None:
-        q = np.where(unrevealed, q, 0.0)
+        q[~unrevealed] = 0.0  # np.where(unrevealed, q, 0.0), in place (q is this call's)
         uniform = unrevealed / count
     else:  # the floor in proportion to the weights (1.0 * x is x: all-1 weights change no bit)
         q = np.where(unrevealed, weights * q, 0.0)
@@ -570,10 +570,12 @@ class SequentialEstimate:
         return math.sqrt(2.0 * log_ratio * max(v1, 1e-12) / budget)
 
     # ---------------------------------------------------------------- one round
-    def _item_variance(self) -> np.ndarray:
+    def _item_variance(self, items: np.ndarray | None = None) -> np.ndarray:
         """Per-item variance behind a round's predicted variance (bet sizing and precision
-        weights only): the Bernoulli variance of the current predictions, floored."""
-        return np.asarray(np.maximum(self.f * (1.0 - self.f), _VARIANCE_FLOOR))
+        weights only): the Bernoulli variance of the current predictions, floored, shape (n,)
+        (of ``items``, indices into the population, only when given: the same numbers)."""
+        f = self.f if items is None else self.f[items]
+        return np.asarray(np.maximum(f * (1.0 - f), _VARIANCE_FLOOR))
 
     @property
     def exhausted(self) -> bool:
@@ -659,22 +661,29 @@ class SequentialEstimate:
                 f"{said}; expected an unrevealed item drawn from pi with a positive "
                 "probability, as choose() returns it (each item is observed once)"
             )
-        n, U, W = self.n, self.unrevealed, self.W
+        n, W = self.n, self.W
         f = self.f
+        # every quantity below is over the unrevealed items U only, so computed on them only
+        # (``_u``: in U's order, the order a boolean mask selects them in): the same numbers,
+        # and the same arrays wherever one is summed, as over all items masked
+        U = self.unrevealed.nonzero()[0]
+        f_u, pi_u = f[U], pi[U]
         # unweighted, every weight is exactly 1: W * x is x, a sum of them a count (the same
         # bits, without those passes over the items)
-        Wf = W * f if self.weighted else f
-        pool_f = float(Wf[U].sum())
+        W_u = W[U] if self.weighted else None
+        Wf_u = W_u * f_u if W_u is not None else f_u
+        pool_f = float(Wf_u.sum())
         center = (self.revealed_sum + pool_f) / n
         z = center + W[j] * (y - f[j]) / (n * pi[j])
-        # the range of Z given the past: W_j / pi_j <= sum_U W / floor keeps it finite
-        safe = np.where(U, n * pi, 1.0)
-        ratio_lo = np.where(U, -Wf / safe, np.inf)
-        ratio_hi = np.where(U, (W - Wf) / safe, -np.inf)
+        # the range of Z given the past: W_j / pi_j <= sum_U W / floor keeps it finite (the
+        # min and max over U of what np.where filled with inf and -inf elsewhere)
+        safe_u = n * pi_u
+        ratio_lo = -Wf_u / safe_u
+        ratio_hi = ((W_u if W_u is not None else W[U]) - Wf_u) / safe_u
         lo, hi = center + float(ratio_lo.min()), center + float(ratio_hi.max())
-        var_j = self._item_variance()
-        spread = self.W2[U] * var_j[U] if self.weighted else var_j[U]
-        variance = float((spread / pi[U]).sum()) / n**2
+        var_u = self._item_variance(U)
+        spread = self.W2[U] * var_u if self.weighted else var_u
+        variance = float((spread / pi_u).sum()) / n**2
         variance = max(variance, 1e-12)
         self.unrevealed[j] = False
         self.order.append(j)
