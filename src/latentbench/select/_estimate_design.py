@@ -730,10 +730,11 @@ class SequentialEstimate:
         if self.exhausted:
             return self.revealed_mean()
         cs = self.cs if cs is None else cs
-        Wf = self.W * self.f if self.weighted else self.f  # (unweighted: 1.0 * f is f)
-        model = float((self.revealed_sum + Wf[self.unrevealed].sum()) / self.n)
-        if not self.order:
-            return model
+        if not self.order or kind != "dr":  # (the model-based estimate: not read by "dr")
+            Wf = self.W * self.f if self.weighted else self.f  # (unweighted: 1.0 * f is f)
+            model = float((self.revealed_sum + Wf[self.unrevealed].sum()) / self.n)
+            if not self.order:
+                return model
         dr = self._wz / self._wsum
         if kind == "dr":
             value = dr
