@@ -21,9 +21,11 @@ from __future__ import annotations
 import math
 from typing import Literal
 
+import numba
 import numpy as np
 
 from latentbench._checks import is_number
+from latentbench._numba_cache import CACHE
 from latentbench.exceptions import InputError
 from latentbench.select._estimate_calibration import Calibration
 from latentbench.select._estimate_cs import WeightedBettingCS
@@ -36,6 +38,58 @@ __all__ = [
     "design_probabilities",
     "draw_item",
 ]
+
+
+# The rank-1 posterior's and predictions' elementwise arithmetic, fused: each kernel does, per
+# element, the IEEE operations the numpy expressions it replaces did, in the same order (no
+# fastmath: no contraction into fma, no reassociation), so the same bits with one call
+# instead of one per operation. tanh and the sums (BLAS ddot) stay numpy's.
+
+
+@numba.njit(cache=CACHE)
+def _half_affine(x: np.ndarray, z: float, c: np.ndarray, out: np.ndarray) -> None:
+    """``out = 0.5 * (x * z + c)``: the sigmoid's argument, halved."""
+    for i in range(x.size):
+        out[i] = (x[i] * z + c[i]) * 0.5
+
+
+@numba.njit(cache=CACHE)
+def _sigmoid_parts(
+    t: np.ndarray, y: np.ndarray, x: np.ndarray, r: np.ndarray, w: np.ndarray
+) -> None:
+    """From ``t = tanh(...)`` in place: ``p = 0.5 * (1 + t)`` (in ``t``), the residual
+    ``r = p - y`` and the curvature's terms ``w = x * (p * (1 - p))``."""
+    for i in range(t.size):
+        p = (t[i] + 1.0) * 0.5
+        t[i] = p
+        r[i] = p - y[i]
+        w[i] = ((1.0 - p) * p) * x[i]
+
+
+@numba.njit(cache=CACHE)
+def _prediction_argument(
+    v: np.ndarray,
+    z: float,
+    bw: np.ndarray,
+    sigma: float,
+    sigma2: float,
+    h: float,
+    out: np.ndarray,
+) -> None:
+    """``0.5 * mu / sqrt(1 + pi s2 / 8)`` with ``mu = (v z + bw) / sigma`` and
+    ``s2 = v h v / sigma2`` (``h > 0``: no floor at 0 needed)."""
+    for i in range(v.size):
+        mu = (v[i] * z + bw[i]) / sigma
+        s2 = ((v[i] * h) * v[i]) / sigma2
+        s2 = ((s2 * np.pi) / 8.0) + 1.0
+        out[i] = (mu / math.sqrt(s2)) * 0.5
+
+
+@numba.njit(cache=CACHE)
+def _half_one_plus(t: np.ndarray) -> None:
+    """``t = 0.5 * (1 + t)`` in place (the sigmoid from its tanh)."""
+    for i in range(t.size):
+        t[i] = (t[i] + 1.0) * 0.5
 
 
 def canonical_order(item_ids: object) -> np.ndarray:
@@ -364,6 +418,15 @@ class SequentialEstimate:
     def _predict(self) -> None:
         if self._v is not None:  # rank 1: products of numbers, the bits of the matrix ones
             v = self._v  # (a zero's sign, which they may not keep, is lost in + bw, 1 + s2)
+            h = float(self.Hinv[0, 0])
+            if h > 0:  # (every fit's): the same operations, fused (_prediction_argument)
+                f = np.empty(v.size)
+                _prediction_argument(v, float(self.z[0]), self.bw, self.sigma, self.sigma**2,
+                                     h, f)  # fmt: skip
+                np.tanh(f, out=f)
+                _half_one_plus(f)
+                self._set_predictions(f)
+                return
             # in place, each the operation of the expression it replaces on the same operands
             # (x + y is y + x, x * y is y * x, bit for bit): the bits of
             # mu = (v z + bw) / sigma, s2 = v h v / sigma^2, without a temporary per step
@@ -392,7 +455,11 @@ class SequentialEstimate:
         np.tanh(mu, out=mu)
         mu += 1.0
         mu *= 0.5
-        self.f_irt = mu  # sigmoid, inlined
+        self._set_predictions(mu)  # sigmoid, inlined
+
+    def _set_predictions(self, f_irt: np.ndarray) -> None:
+        """Take the IRT predictions ``f_irt`` and, with the ridge proxy, correct them."""
+        self.f_irt = f_irt
         self.f = self.f_irt
         if self.ridge is None:
             return
@@ -451,45 +518,32 @@ class SequentialEstimate:
         product may not keep, is lost in ``+ c`` and ``1 + tanh``). The two sums over the
         revealed rows, ``X^T (p - y)`` and ``X^T diag(w) X``, are the same BLAS ``ddot`` (numpy's
         matmul of a (1, t) row by a (t,) or (t, 1) column, as of two 1-d arrays, is ``ddot``)
-        of the same numbers, so summed in the same order (:meth:`_curvature_rank1`)."""
+        of the same numbers, so summed in the same order; the elementwise arithmetic around
+        them is fused (:func:`_half_affine`, :func:`_sigmoid_parts`: the same operations)."""
         x = X[:, 0]
         z = float(self.z[0])
+        t = x.size
+        p, r, w = np.empty(t), np.empty(t), np.empty(t)
+        tanh = np.tanh
         for _ in range(steps):
-            p = self._sigmoid_rank1(x, z, c)
-            grad = float(x @ (p - y)) + z
-            h = self._curvature_rank1(x, p) + 1.0
+            # p = sigmoid(x z + c), r = p - y, w = x (p (1 - p)): the numpy expressions'
+            # operations, fused (the same bits)
+            _half_affine(x, z, c, p)
+            tanh(p, out=p)
+            _sigmoid_parts(p, y, x, r, w)
+            grad = float(x @ r) + z
+            h = float(w @ x) + 1.0
             step = grad / h
             norm = math.sqrt(step * step)
             if norm > 1.0:  # a trust region (prior sd units): saturated answers overshoot
                 step = step / norm
             z = z - step
-        p = self._sigmoid_rank1(x, z, c)
-        h = self._curvature_rank1(x, p) + 1.0
+        _half_affine(x, z, c, p)
+        tanh(p, out=p)
+        _sigmoid_parts(p, y, x, r, w)
+        h = float(w @ x) + 1.0
         self.z = np.array([z])
         self.Hinv = np.array([[1.0 / h]])
-
-    @staticmethod
-    def _sigmoid_rank1(x: np.ndarray, z: float, c: np.ndarray) -> np.ndarray:
-        """``0.5 * (1.0 + tanh(0.5 * (x * z + c)))`` (the sigmoid, inlined), shape (t,): the
-        same operations in the same order, in place on one new array."""
-        p = x * z
-        p += c
-        p *= 0.5
-        np.tanh(p, out=p)
-        p += 1.0
-        p *= 0.5
-        return p
-
-    @staticmethod
-    def _curvature_rank1(x: np.ndarray, p: np.ndarray) -> float:
-        """``((X^T * (p * (1.0 - p))) @ X)[0, 0]``, the rank-1 curvature of the revealed rows
-        (``x`` their one column): the same products (``x_i (p_i (1 - p_i))``) and the same
-        BLAS ``ddot`` of them with ``x`` (numpy's matmul of a (1, t) row by a (t, 1) column,
-        as of two 1-d arrays, is ``ddot``), without the 2-d temporaries."""
-        w = 1.0 - p
-        w *= p
-        w *= x
-        return float(w @ x)
 
     def set_target(self, target: float | None) -> None:
         """Size the confidence sequence for ``target`` (before the first answer only).
