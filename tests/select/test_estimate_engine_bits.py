@@ -111,6 +111,9 @@ def test_sequence_rounds_are_the_full_scan_bits(target, monkeypatch):
         evaluated[0] += np.size(x) if counting[0] else 0
         return logaddexp(x, y)
 
+    # one round first: the sequence's numba kernels compiled (or loaded) before numpy is
+    # patched (numba reads numpy's ufuncs when it first compiles in a process)
+    WeightedBettingCS(0.2, target=target).update(0.5, 0.0, 1.0, 0.01, 0.5)
     monkeypatch.setattr(np, "logaddexp", counted)
     rng = np.random.default_rng(3)
     for t in range(400):
