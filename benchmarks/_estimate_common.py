@@ -95,10 +95,11 @@ class ProxyVariant(SequentialEstimate):
             self.f_irt, self.unrevealed, self.floor, self.proposal, self.norm2
         )
 
-    def _item_variance(self) -> np.ndarray:
+    def _item_variance(self, items: np.ndarray | None = None) -> np.ndarray:
         if not self.variance_from_irt:
-            return super()._item_variance()
-        return np.asarray(np.maximum(self.f_irt * (1.0 - self.f_irt), _VARIANCE_FLOOR))
+            return super()._item_variance(items)
+        f = self.f_irt if items is None else self.f_irt[items]
+        return np.asarray(np.maximum(f * (1.0 - f), _VARIANCE_FLOOR))
 
 
 def make_estimate(

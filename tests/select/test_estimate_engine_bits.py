@@ -111,6 +111,9 @@ def test_sequence_rounds_are_the_full_scan_bits(target, monkeypatch):
         evaluated[0] += np.size(x) if counting[0] else 0
         return logaddexp(x, y)
 
+    # one round first: the sequence's numba kernels compiled (or loaded) before numpy is
+    # patched (numba reads numpy's ufuncs when it first compiles in a process)
+    WeightedBettingCS(0.2, target=target).update(0.5, 0.0, 1.0, 0.01, 0.5)
     monkeypatch.setattr(np, "logaddexp", counted)
     rng = np.random.default_rng(3)
     for t in range(400):
@@ -190,3 +193,45 @@ def test_rank1_posterior_is_the_matrix_formulas_bits():
         f = 0.5 * (1.0 + np.tanh(0.5 * x))
         assert seq.z.tobytes() == z.tobytes() and seq.Hinv.tobytes() == Hinv.tobytes(), t
         assert seq.f.tobytes() == f.tobytes(), t
+
+
+def _reference_observe(seq: SequentialEstimate, j: int, y: float, pi: np.ndarray) -> tuple:
+    """The round ``(z, lo, hi, variance, center)`` of :meth:`SequentialEstimate.observe` by
+    its formulas over every item, the revealed ones masked (the code it replaced)."""
+    n, U, W = seq.n, seq.unrevealed, seq.W
+    f = seq.f
+    Wf = W * f if seq.weighted else f
+    center = (seq.revealed_sum + float(Wf[U].sum())) / n
+    z = center + W[j] * (y - f[j]) / (n * pi[j])
+    safe = np.where(U, n * pi, 1.0)
+    lo = center + float(np.where(U, -Wf / safe, np.inf).min())
+    hi = center + float(np.where(U, (W - Wf) / safe, -np.inf).max())
+    var = np.maximum(f * (1.0 - f), 0.01)
+    spread = seq.W2[U] * var[U] if seq.weighted else var[U]
+    variance = max(float((spread / pi[U]).sum()) / n**2, 1e-12)
+    return z, lo, hi, variance, center
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_round_over_the_unrevealed_items_is_the_masked_formulas_bits(weighted):
+    """:meth:`SequentialEstimate.observe` computes a round's sums, range and predicted variance
+    on the unrevealed items only: the same bits as over every item with the revealed ones
+    masked, round after round (plain and weighted), and the design zeroes the revealed items
+    as ``np.where`` did."""
+    Y = simulate(31, 300, 2, seed=4)
+    cal = from_matrix(matrix(Y[:30]), rank=1)
+    w = np.random.default_rng(1).uniform(0.5, 2.0, cal.n_items) if weighted else None
+    seq = SequentialEstimate(cal, np.arange(cal.n_items), delta=0.2, weights=w)
+    rng = np.random.default_rng(5)
+    for t in range(80):
+        j, pi = seq.choose(rng)
+        if not weighted:  # the design: where(unrevealed, q, 0) normalised, with the floor
+            q = np.where(seq.unrevealed, np.sqrt((seq.f * (1.0 - seq.f)).clip(0.0, 0.25)), 0.0)
+            count = int(seq.unrevealed.sum())
+            expected = (1.0 - seq.floor) * q / q.sum() + seq.floor * (seq.unrevealed / count)
+            assert pi.tobytes() == expected.tobytes(), t
+        y = float(Y[30, j])
+        want = _reference_observe(seq, j, y, pi)
+        seq.observe(j, y, pi)
+        assert seq.last_round is not None
+        assert tuple(float(v) for v in seq.last_round[:5]) == tuple(float(v) for v in want), t

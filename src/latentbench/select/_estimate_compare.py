@@ -870,11 +870,17 @@ def _paired(
             stopped = "budget"
             break
         fa, fb = a.f, b.f
-        g = fa - fb
+        # every quantity below is over the unrevealed items U only, so computed on them only
+        # (``_u``: in U's order, the order a boolean mask selects them in): the same
+        # numbers, and the same arrays wherever one is summed, as over all items masked
+        U = unrevealed.nonzero()[0]
+        fa_u, fb_u = fa[U], fb[U]
+        g_u = fa_u - fb_u
         # ndarray.clip: what np.clip calls, without its dispatch (the same bits)
-        var = (fa * (1 - fa)).clip(0, 0.25) + (fb * (1 - fb)).clip(0, 0.25)
+        var_u = (fa_u * (1 - fa_u)).clip(0, 0.25) + (fb_u * (1 - fb_u)).clip(0, 0.25)
         if fixed is None:
-            q = np.where(unrevealed, np.sqrt(var), 0.0)
+            q = np.zeros(n)  # np.where(unrevealed, sqrt(var), 0.0)
+            q[U] = np.sqrt(var_u)
             if weighted:  # in proportion to W q, the floor to W: W_j / pi_j <= sum_U W / floor
                 q = W * q
                 base = np.where(unrevealed, W, 0.0)
@@ -887,27 +893,31 @@ def _paired(
                 pi = (1 - floor) * q / total + floor * unrevealed / count if total > 0 else (
                     unrevealed / count)  # fmt: skip
             j = draw_item(pi, unrevealed, rng, a.draw_order)
+        g_j = fa[j] - fb[j]  # (g[j] of g = fa - fb)
         try:
             ya, yb = answer(j)
         except LiveStop as exc:  # a live run stopped early: the interval so far is valid
             stopped = exc.status
             break
         d = float(ya - yb)
-        safe = np.where(unrevealed, n * pi, 1.0)
+        npi_u = n * pi[U]  # (where(unrevealed, n pi, 1.0) on U)
+        pi_u = pi[U]
         if weighted:  # d in [-1, 1]: W_j (d_j - g_j) / (n pi_j) in [-W - Wg, W - Wg] / (n pi)
-            Wg = W * g
-            center = (revealed + Wg[unrevealed].sum()) / n
-            z = center + W[j] * (d - g[j]) / (n * pi[j])
-            lo = center + float(np.where(unrevealed, (-W - Wg) / safe, np.inf).min())
-            hi = center + float(np.where(unrevealed, (W - Wg) / safe, -np.inf).max())
-            spread = W2 * np.maximum(var, 2 * _VARIANCE_FLOOR)
-            v = float((spread[unrevealed] / pi[unrevealed]).sum()) / n**2
+            W_u = W[U]
+            Wg_u = W_u * g_u
+            center = (revealed + Wg_u.sum()) / n
+            z = center + W[j] * (d - g_j) / (n * pi[j])
+            # the min (max) over U of what where() filled with inf (-inf) elsewhere
+            lo = center + float(((-W_u - Wg_u) / npi_u).min())
+            hi = center + float(((W_u - Wg_u) / npi_u).max())
+            spread_u = W2[U] * np.maximum(var_u, 2 * _VARIANCE_FLOOR)
+            v = float((spread_u / pi_u).sum()) / n**2
         else:
-            center = (revealed + g[unrevealed].sum()) / n
-            z = center + (d - g[j]) / (n * pi[j])
-            lo = center + float(np.where(unrevealed, (-1.0 - g) / safe, np.inf).min())
-            hi = center + float(np.where(unrevealed, (1.0 - g) / safe, -np.inf).max())
-            v = float((np.maximum(var, 2 * _VARIANCE_FLOOR)[unrevealed] / pi[unrevealed]).sum())
+            center = (revealed + g_u.sum()) / n
+            z = center + (d - g_j) / (n * pi[j])
+            lo = center + float(((-1.0 - g_u) / npi_u).min())
+            hi = center + float(((1.0 - g_u) / npi_u).max())
+            v = float((np.maximum(var_u, 2 * _VARIANCE_FLOOR) / pi_u).sum())
             v /= n**2
         unrevealed[j] = False
         order.append(j)

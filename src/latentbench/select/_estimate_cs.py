@@ -40,8 +40,10 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
+from latentbench._numba_cache import CACHE
 from latentbench.exceptions import InputError
 
 __all__ = ["WeightedBettingCS"]
@@ -65,6 +67,73 @@ def _logsumexp(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     np.log(total, out=total)
     np.add(top, total, out=total)
     return np.asarray(total)
+
+
+@numba.njit(cache=CACHE)
+def _np_max(a: float, b: float) -> float:
+    """``np.maximum`` of two numbers: a NaN propagates."""
+    if a != a:
+        return a
+    if b != b:
+        return b
+    return a if a >= b else b
+
+
+@numba.njit(cache=CACHE)
+def _np_min(a: float, b: float) -> float:
+    """``np.minimum`` of two numbers: a NaN propagates."""
+    if a != a:
+        return a
+    if b != b:
+        return b
+    return a if a <= b else b
+
+
+@numba.njit(cache=CACHE)
+def _log_factors(
+    m: np.ndarray,
+    lo: float,
+    hi: float,
+    z: float,
+    bets: np.ndarray,
+    stakes: np.ndarray,
+    steps: np.ndarray,
+) -> None:
+    """Each process's bet factor before its log, shape (rows, 2, S) into ``steps``: upward
+    ``max(min(bet, c / gap) x, -0.999)`` with ``gap = max(m - lo, 1e-300)`` and ``x = z - m``,
+    downward the same with ``gap = max(hi - m, 1e-300)`` and ``x = -(z - m)``, the truncation
+    ``c / gap`` infinite where the gap is not > 0 (``stakes``: each process's ``c``). Per
+    element the operations of the numpy expressions this replaced, in their order (no
+    fastmath), so the same bits in one call."""
+    inf = np.inf
+    for i in range(m.size):
+        g0 = m[i] - lo
+        g1 = hi - m[i]
+        x0 = z - m[i]
+        x1 = -x0
+        p0 = g0 > 0
+        p1 = g1 > 0
+        g0 = _np_max(g0, 1e-300)
+        g1 = _np_max(g1, 1e-300)
+        for r in range(bets.size):
+            c0 = stakes[r] / g0 if p0 else inf
+            c1 = stakes[r] / g1 if p1 else inf
+            steps[r, 0, i] = _np_max(_np_min(bets[r], c0) * x0, -0.999)
+            steps[r, 1, i] = _np_max(_np_min(bets[r], c1) * x1, -0.999)
+
+
+@numba.njit(cache=CACHE)
+def _add_logs(log: np.ndarray, first: int, steps: np.ndarray, weights: np.ndarray) -> None:
+    """``log[:, :, first:first + S] += steps``, then ``steps = that + weights[:, None,
+    None]`` (the capital, then the weighted terms of the mixture): the same two additions
+    per element as numpy's."""
+    for r in range(steps.shape[0]):
+        w = weights[r]
+        for side in range(2):
+            for i in range(steps.shape[2]):
+                total = log[r, side, first + i] + steps[r, side, i]
+                log[r, side, first + i] = total
+                steps[r, side, i] = total + w
 
 
 def _at_least(a: np.ndarray, b: np.ndarray, threshold: float) -> np.ndarray:
@@ -252,37 +321,13 @@ class WeightedBettingCS:
         if first <= last:
             sl = slice(first, last + 1)
             m = self._grid[sl]
-            # both sides at once, shape (2, S): each element's arithmetic is the one side's
-            # alone (m > lo iff m - lo > 0; the downward -min(bet, cap) x is min(bet, cap) -x)
-            gap = np.empty((2, m.size))
-            np.subtract(m, lo, out=gap[0])
-            np.subtract(hi, m, out=gap[1])
-            x = np.empty((2, m.size))
-            np.subtract(z, m, out=x[0])
-            np.negative(x[0], out=x[1])
-            # m ascending: every gap is > 0 when the first of each side is (rounding is
-            # monotone), as it is but where a range ends inside the span
-            positive = None if gap[0, 0] > 0 and gap[1, -1] > 0 else gap > 0
-            np.maximum(gap, 1e-300, out=gap)
-            # the truncation c / gap is the same for every process staking c: computed once
-            # (and once more for the targeted process's own), shape (2, S) each
-            k = self._horizons.size
-            steps = np.empty((self._log.shape[0], 2, m.size))  # the bets, then their factors
-            cap = self.c / gap  # (gap >= 1e-300: no division by 0)
-            if positive is not None:
-                cap = np.where(positive, cap, np.inf)
-            np.minimum(bets[:k, None, None], cap, out=steps[:k])
-            if self.target is not None:
-                cap = self._c[k, 0] / gap
-                if positive is not None:
-                    cap = np.where(positive, cap, np.inf)
-                np.minimum(bets[k], cap, out=steps[k])
-            steps *= x
-            np.maximum(steps, -0.999, out=steps)
+            # both sides at once, shape (rows, 2, S): each element's arithmetic is the one
+            # side's alone (m > lo iff m - lo > 0; the downward -min(bet, cap) x is
+            # min(bet, cap) -x), fused (:func:`_log_factors`, :func:`_add_logs`)
+            steps = np.empty((self._log.shape[0], 2, m.size))  # the bets' factors
+            _log_factors(m, lo, hi, z, bets, self._c[:, 0], steps)
             np.log1p(steps, out=steps)
-            log = self._log[:, :, sl]
-            log += steps
-            np.add(log, self._log_weight[:, None, None], out=steps)
+            _add_logs(self._log, first, steps, self._log_weight)
             mix = _logsumexp(steps, out=steps)
             up = math.log(self.theta) + mix[0]
             down = math.log1p(-self.theta) + mix[1]

@@ -21,9 +21,11 @@ from __future__ import annotations
 import math
 from typing import Literal
 
+import numba
 import numpy as np
 
 from latentbench._checks import is_number
+from latentbench._numba_cache import CACHE
 from latentbench.exceptions import InputError
 from latentbench.select._estimate_calibration import Calibration
 from latentbench.select._estimate_cs import WeightedBettingCS
@@ -36,6 +38,58 @@ __all__ = [
     "design_probabilities",
     "draw_item",
 ]
+
+
+# The rank-1 posterior's and predictions' elementwise arithmetic, fused: each kernel does, per
+# element, the IEEE operations the numpy expressions it replaces did, in the same order (no
+# fastmath: no contraction into fma, no reassociation), so the same bits with one call
+# instead of one per operation. tanh and the sums (BLAS ddot) stay numpy's.
+
+
+@numba.njit(cache=CACHE)
+def _half_affine(x: np.ndarray, z: float, c: np.ndarray, out: np.ndarray) -> None:
+    """``out = 0.5 * (x * z + c)``: the sigmoid's argument, halved."""
+    for i in range(x.size):
+        out[i] = (x[i] * z + c[i]) * 0.5
+
+
+@numba.njit(cache=CACHE)
+def _sigmoid_parts(
+    t: np.ndarray, y: np.ndarray, x: np.ndarray, r: np.ndarray, w: np.ndarray
+) -> None:
+    """From ``t = tanh(...)`` in place: ``p = 0.5 * (1 + t)`` (in ``t``), the residual
+    ``r = p - y`` and the curvature's terms ``w = x * (p * (1 - p))``."""
+    for i in range(t.size):
+        p = (t[i] + 1.0) * 0.5
+        t[i] = p
+        r[i] = p - y[i]
+        w[i] = ((1.0 - p) * p) * x[i]
+
+
+@numba.njit(cache=CACHE)
+def _prediction_argument(
+    v: np.ndarray,
+    z: float,
+    bw: np.ndarray,
+    sigma: float,
+    sigma2: float,
+    h: float,
+    out: np.ndarray,
+) -> None:
+    """``0.5 * mu / sqrt(1 + pi s2 / 8)`` with ``mu = (v z + bw) / sigma`` and
+    ``s2 = v h v / sigma2`` (``h > 0``: no floor at 0 needed)."""
+    for i in range(v.size):
+        mu = (v[i] * z + bw[i]) / sigma
+        s2 = ((v[i] * h) * v[i]) / sigma2
+        s2 = ((s2 * np.pi) / 8.0) + 1.0
+        out[i] = (mu / math.sqrt(s2)) * 0.5
+
+
+@numba.njit(cache=CACHE)
+def _half_one_plus(t: np.ndarray) -> None:
+    """``t = 0.5 * (1 + t)`` in place (the sigmoid from its tanh)."""
+    for i in range(t.size):
+        t[i] = (t[i] + 1.0) * 0.5
 
 
 def canonical_order(item_ids: object) -> np.ndarray:
@@ -146,7 +200,7 @@ def design_probabilities(
     else:
         q = np.ones_like(f)
     if weights is None:
-        q = np.where(unrevealed, q, 0.0)
+        q[~unrevealed] = 0.0  # np.where(unrevealed, q, 0.0), in place (q is this call's)
         uniform = unrevealed / count
     else:  # the floor in proportion to the weights (1.0 * x is x: all-1 weights change no bit)
         q = np.where(unrevealed, weights * q, 0.0)
@@ -364,17 +418,48 @@ class SequentialEstimate:
     def _predict(self) -> None:
         if self._v is not None:  # rank 1: products of numbers, the bits of the matrix ones
             v = self._v  # (a zero's sign, which they may not keep, is lost in + bw, 1 + s2)
-            mu = (v * float(self.z[0]) + self.bw) / self.sigma
             h = float(self.Hinv[0, 0])
-            s2 = v * h * v / self.sigma**2
+            if h > 0:  # (every fit's): the same operations, fused (_prediction_argument)
+                f = np.empty(v.size)
+                _prediction_argument(v, float(self.z[0]), self.bw, self.sigma, self.sigma**2,
+                                     h, f)  # fmt: skip
+                np.tanh(f, out=f)
+                _half_one_plus(f)
+                self._set_predictions(f)
+                return
+            # in place, each the operation of the expression it replaces on the same operands
+            # (x + y is y + x, x * y is y * x, bit for bit): the bits of
+            # mu = (v z + bw) / sigma, s2 = v h v / sigma^2, without a temporary per step
+            mu = v * float(self.z[0])
+            mu += self.bw
+            mu /= self.sigma
+            h = float(self.Hinv[0, 0])
+            s2 = v * h
+            s2 *= v
+            s2 /= self.sigma**2
             if not h > 0:  # (h > 0, as every fit gives: s2 >= 0 or NaN, max(s2, 0) is s2)
                 s2 = np.maximum(s2, 0.0)
         else:
             mu = (self.Vw @ self.z + self.bw) / self.sigma
             s2 = ((self.Vw @ self.Hinv) * self.Vw).sum(axis=1) / self.sigma**2
             s2 = np.maximum(s2, 0.0)
-        x = mu / np.sqrt(1.0 + np.pi * s2 / 8.0)
-        self.f_irt = 0.5 * (1.0 + np.tanh(0.5 * x))  # sigmoid, inlined
+        # x = mu / sqrt(1 + pi s2 / 8), f = sigmoid(x) = (1 + tanh(x / 2)) / 2, in place (the
+        # same operations in the same order: pi * s2, / 8, 1 + , sqrt, mu / , 0.5 * , tanh,
+        # 1 + , 0.5 * ); mu and s2 are this call's own arrays
+        s2 *= np.pi
+        s2 /= 8.0
+        s2 += 1.0
+        np.sqrt(s2, out=s2)
+        mu /= s2
+        mu *= 0.5
+        np.tanh(mu, out=mu)
+        mu += 1.0
+        mu *= 0.5
+        self._set_predictions(mu)  # sigmoid, inlined
+
+    def _set_predictions(self, f_irt: np.ndarray) -> None:
+        """Take the IRT predictions ``f_irt`` and, with the ridge proxy, correct them."""
+        self.f_irt = f_irt
         self.f = self.f_irt
         if self.ridge is None:
             return
@@ -388,7 +473,13 @@ class SequentialEstimate:
 
     def _fit(self, steps: int) -> None:
         t = len(self.order)
-        if self._rows < t:  # the revealed items' rows, cached: order and answers only grow
+        if self._rows == t - 1:  # one answer more (every round): its row, as below
+            j = self.order[-1]
+            self._X[t - 1] = self.Vw[j] / self.sigma
+            self._c[t - 1] = self.bw[j] / self.sigma
+            self._y[t - 1] = self.answers[-1]
+            self._rows = t
+        elif self._rows < t:  # the revealed items' rows, cached: order and answers only grow
             new = np.asarray(self.order[self._rows :], dtype=np.int64)
             self._X[self._rows : t] = self.Vw[new] / self.sigma
             self._c[self._rows : t] = self.bw[new] / self.sigma
@@ -425,22 +516,32 @@ class SequentialEstimate:
         ``z - step``) is done on Python floats (one rounding each, as on the 1-element
         arrays), and ``X @ z`` is ``x z`` (one product per row; a zero's sign, which a matrix
         product may not keep, is lost in ``+ c`` and ``1 + tanh``). The two sums over the
-        revealed rows, ``X^T (p - y)`` and ``X^T diag(w) X``, are the same matrix products on
-        the same arrays, so summed in the same order."""
+        revealed rows, ``X^T (p - y)`` and ``X^T diag(w) X``, are the same BLAS ``ddot`` (numpy's
+        matmul of a (1, t) row by a (t,) or (t, 1) column, as of two 1-d arrays, is ``ddot``)
+        of the same numbers, so summed in the same order; the elementwise arithmetic around
+        them is fused (:func:`_half_affine`, :func:`_sigmoid_parts`: the same operations)."""
         x = X[:, 0]
-        tanh = np.tanh
         z = float(self.z[0])
+        t = x.size
+        p, r, w = np.empty(t), np.empty(t), np.empty(t)
+        tanh = np.tanh
         for _ in range(steps):
-            p = 0.5 * (1.0 + tanh(0.5 * (x * z + c)))  # sigmoid, inlined
-            grad = float((XT @ (p - y))[0]) + z
-            h = float(((XT * (p * (1.0 - p))) @ X)[0, 0]) + 1.0
+            # p = sigmoid(x z + c), r = p - y, w = x (p (1 - p)): the numpy expressions'
+            # operations, fused (the same bits)
+            _half_affine(x, z, c, p)
+            tanh(p, out=p)
+            _sigmoid_parts(p, y, x, r, w)
+            grad = float(x @ r) + z
+            h = float(w @ x) + 1.0
             step = grad / h
             norm = math.sqrt(step * step)
             if norm > 1.0:  # a trust region (prior sd units): saturated answers overshoot
                 step = step / norm
             z = z - step
-        p = 0.5 * (1.0 + tanh(0.5 * (x * z + c)))
-        h = float(((XT * (p * (1.0 - p))) @ X)[0, 0]) + 1.0
+        _half_affine(x, z, c, p)
+        tanh(p, out=p)
+        _sigmoid_parts(p, y, x, r, w)
+        h = float(w @ x) + 1.0
         self.z = np.array([z])
         self.Hinv = np.array([[1.0 / h]])
 
@@ -523,10 +624,12 @@ class SequentialEstimate:
         return math.sqrt(2.0 * log_ratio * max(v1, 1e-12) / budget)
 
     # ---------------------------------------------------------------- one round
-    def _item_variance(self) -> np.ndarray:
+    def _item_variance(self, items: np.ndarray | None = None) -> np.ndarray:
         """Per-item variance behind a round's predicted variance (bet sizing and precision
-        weights only): the Bernoulli variance of the current predictions, floored."""
-        return np.asarray(np.maximum(self.f * (1.0 - self.f), _VARIANCE_FLOOR))
+        weights only): the Bernoulli variance of the current predictions, floored, shape (n,)
+        (of ``items``, indices into the population, only when given: the same numbers)."""
+        f = self.f if items is None else self.f[items]
+        return np.asarray(np.maximum(f * (1.0 - f), _VARIANCE_FLOOR))
 
     @property
     def exhausted(self) -> bool:
@@ -612,22 +715,29 @@ class SequentialEstimate:
                 f"{said}; expected an unrevealed item drawn from pi with a positive "
                 "probability, as choose() returns it (each item is observed once)"
             )
-        n, U, W = self.n, self.unrevealed, self.W
+        n, W = self.n, self.W
         f = self.f
+        # every quantity below is over the unrevealed items U only, so computed on them only
+        # (``_u``: in U's order, the order a boolean mask selects them in): the same numbers,
+        # and the same arrays wherever one is summed, as over all items masked
+        U = self.unrevealed.nonzero()[0]
+        f_u, pi_u = f[U], pi[U]
         # unweighted, every weight is exactly 1: W * x is x, a sum of them a count (the same
         # bits, without those passes over the items)
-        Wf = W * f if self.weighted else f
-        pool_f = float(Wf[U].sum())
+        W_u = W[U] if self.weighted else None
+        Wf_u = W_u * f_u if W_u is not None else f_u
+        pool_f = float(Wf_u.sum())
         center = (self.revealed_sum + pool_f) / n
         z = center + W[j] * (y - f[j]) / (n * pi[j])
-        # the range of Z given the past: W_j / pi_j <= sum_U W / floor keeps it finite
-        safe = np.where(U, n * pi, 1.0)
-        ratio_lo = np.where(U, -Wf / safe, np.inf)
-        ratio_hi = np.where(U, (W - Wf) / safe, -np.inf)
+        # the range of Z given the past: W_j / pi_j <= sum_U W / floor keeps it finite (the
+        # min and max over U of what np.where filled with inf and -inf elsewhere)
+        safe_u = n * pi_u
+        ratio_lo = -Wf_u / safe_u
+        ratio_hi = ((W_u if W_u is not None else W[U]) - Wf_u) / safe_u
         lo, hi = center + float(ratio_lo.min()), center + float(ratio_hi.max())
-        var_j = self._item_variance()
-        spread = self.W2[U] * var_j[U] if self.weighted else var_j[U]
-        variance = float((spread / pi[U]).sum()) / n**2
+        var_u = self._item_variance(U)
+        spread = self.W2[U] * var_u if self.weighted else var_u
+        variance = float((spread / pi_u).sum()) / n**2
         variance = max(variance, 1e-12)
         self.unrevealed[j] = False
         self.order.append(j)
@@ -674,10 +784,11 @@ class SequentialEstimate:
         if self.exhausted:
             return self.revealed_mean()
         cs = self.cs if cs is None else cs
-        Wf = self.W * self.f if self.weighted else self.f  # (unweighted: 1.0 * f is f)
-        model = float((self.revealed_sum + Wf[self.unrevealed].sum()) / self.n)
-        if not self.order:
-            return model
+        if not self.order or kind != "dr":  # (the model-based estimate: not read by "dr")
+            Wf = self.W * self.f if self.weighted else self.f  # (unweighted: 1.0 * f is f)
+            model = float((self.revealed_sum + Wf[self.unrevealed].sum()) / self.n)
+            if not self.order:
+                return model
         dr = self._wz / self._wsum
         if kind == "dr":
             value = dr
