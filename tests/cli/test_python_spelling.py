@@ -494,3 +494,17 @@ def test_a_windows_path_with_a_keyword_inside_is_never_rewritten():
     folder = r"out=D:\sweep\tol=1e-4"
     said = f"{folder} is a file; expected a directory (new or to reuse)"
     assert cli_spelling(said) == said.replace("out=", "--out ", 1)
+
+
+def test_a_path_with_spaces_keeps_a_keyword_of_its_middle_folder():
+    """A folder with a space and a keyword in its name (``/data/my tol=1e-3 run/``) was cut
+    into words, the middle one rewritten: ``--items /data/my --tol 1e-3 run/meta.csv``. The
+    plain words between a path's word and a later one are the path's."""
+    from latentbench.report import read_item_metadata
+
+    for path in ["/data/my tol=1e-3 run/meta.csv", r"C:\my runs\max_iter=50 x\meta.csv"]:
+        message = _raised(lambda path=path: read_item_metadata(path))
+        assert cli_spelling(message) == message.replace("items=", "--items ", 1)
+    # words between two paths of a sentence, or after a path's last word, are not a path's
+    assert cli_spelling("runs/a: budget=3; or b/c") == "runs/a: --budget 3; or b/c"
+    assert cli_spelling("'a/b' tol=1e-3 'c/d'") == "'a/b' --tol 1e-3 'c/d'"

@@ -304,6 +304,9 @@ _PATH_TOKEN = re.compile(r"\S*[/\\]\S*")
 _PATH_KEY = re.compile(
     r"\(?(?:out|directory|path|items|responses|selection|history|store|weights)="
 )
+# a path with spaces (``/data/my tol=1e-3 run/x.csv``): plain words between a path's word and
+# a later one, on one line (no punctuation or quote between: not two paths in a sentence)
+_SPACED_PATH = re.compile(r"(?<!\S)(\S*[/\\]\S*[^\s:;,)])((?: [^\s/\\:;,()'\"]+)+)(?= \S*[/\\])")
 
 
 def _mask_users_equals(message: str) -> str:
@@ -329,6 +332,17 @@ def _mask_users_equals(message: str) -> str:
         cut = key.end() if key else 0
         return token[:cut] + token[cut:].replace("=", _EQUALS)
 
+    def a_path(start: int, word: str) -> bool:  # a separator outside a quoted name
+        return any(ch in "/\\" and not quoted_at(start + k) for k, ch in enumerate(word))
+
+    def mask_spaced(match: re.Match[str]) -> str:
+        after = match.end() + 1  # the later word, past its space
+        last = message[after:].split(" ", 1)[0]
+        if not (a_path(match.start(), match.group(1)) and a_path(after, last)):
+            return match.group(0)
+        return match.group(1) + match.group(2).replace("=", _EQUALS)
+
+    message = _SPACED_PATH.sub(mask_spaced, message)
     return _PATH_TOKEN.sub(mask_path, message)
 
 
