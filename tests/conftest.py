@@ -99,11 +99,15 @@ def shared_fit(tmp_path_factory):
 
 
 def _registered(typer_app, pinned: list) -> tuple:
-    """What a Typer app's click command is built from, by identity: the app, its commands and
-    its groups, nested; each object is kept in ``pinned`` (so that no id is reused)."""
-    pinned += [typer_app, *typer_app.registered_commands]
-    groups = tuple(_registered(g.typer_instance, pinned) for g in typer_app.registered_groups)
-    return (id(typer_app), tuple(map(id, typer_app.registered_commands)), groups)
+    """What a Typer app's click command is built from, by identity: the app, its callback,
+    its commands and its groups, nested; each object is kept in ``pinned`` (so that no id is
+    reused)."""
+    callback = typer_app.registered_callback  # a new one at each app.callback()
+    pinned += [typer_app, callback, *typer_app.registered_commands, *typer_app.registered_groups]
+    groups = tuple(
+        (id(g), _registered(g.typer_instance, pinned)) for g in typer_app.registered_groups
+    )
+    return (id(typer_app), id(callback), tuple(map(id, typer_app.registered_commands)), groups)
 
 
 @pytest.fixture(autouse=True, scope="session")

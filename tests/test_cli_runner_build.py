@@ -35,3 +35,27 @@ def test_the_click_command_is_built_once_and_again_for_a_new_command():
     for _ in range(2):  # the kept command runs each invocation anew
         assert runner.invoke(app, ["one"]).output == "one ran\n"
         assert runner.invoke(app, ["two"]).output == "two ran\n"
+
+
+def test_a_callback_registered_after_a_build_is_built_in():
+    """The command kept for an app was keyed by its commands and groups only: a callback
+    registered after a first invocation (``@app.callback()``) never ran, the old build
+    being reused."""
+    app = typer.Typer()
+
+    @app.command("one")
+    def one() -> None:
+        print("one ran")
+
+    @app.command("two")
+    def two() -> None:
+        print("two ran")
+
+    runner = CliRunner()
+    assert runner.invoke(app, ["one"]).output == "one ran\n"
+
+    @app.callback()
+    def main() -> None:
+        print("callback ran")
+
+    assert runner.invoke(app, ["one"]).output == "callback ran\none ran\n"

@@ -458,3 +458,53 @@ def test_a_path_with_a_keyword_inside_is_never_rewritten(folder, tmp_path):
     assert cli_spelling(message) == message.replace("items=", "--items ", 1)
     assert path in cli_spelling(message)
     assert cli_spelling(f"{path}: budget=0.5; expected") == f"{path}: --budget 0.5; expected"
+
+
+@pytest.mark.parametrize("name", ["inspect_evals/gpqa", "meta-llama/Llama-3-8B"])
+def test_a_quoted_name_with_a_slash_is_a_name_not_a_path(name):
+    """A word with a slash was taken for a path even where the slash was inside a quoted
+    name (an Inspect task, ``inspect_evals/gpqa``; a Hugging Face model, ``org/model``): the
+    keyword before it was masked with the path, and the advice kept its Python spelling
+    (``(label='org/m')``, ``choose one with metric=NAME or metric={...}``)."""
+    from latentbench.io.formats._common import resolve
+
+    message = _raised(lambda: resolve("metric", None, name, ["a", "b"], "r.json"))
+    assert cli_spelling(message).endswith(
+        f"choose one with --metric NAME or --metric '{name}=NAME'"
+    )
+    said = f"has no rows for model {name!r} (label={name!r}); budget=-1; expected 1 or more"
+    assert cli_spelling(said) == (
+        f"has no rows for model {name!r} (--label {name}); --budget -1; expected 1 or more"
+    )
+    assert cli_spelling(f"has no rows with metric={name!r}") == f"has no rows with --metric {name}"
+    typo = f"metric {name}=acc: no benchmark {name!r} was read; expected one of 'x'"
+    assert cli_spelling(typo) == "--" + typo
+
+
+def test_a_windows_path_with_a_keyword_inside_is_never_rewritten():
+    """A Windows path (backslashes) was not taken for a path: ``C:\\runs\\max_iter=50\\``
+    was printed as ``C:\\runs\\--max-iter 50\\``."""
+    from latentbench.report import read_item_metadata
+
+    path = r"C:\runs\max_iter=50\meta.csv"
+    message = _raised(lambda: read_item_metadata(path))
+    assert cli_spelling(message) == message.replace("items=", "--items ", 1)
+    assert path in cli_spelling(message)
+    assert cli_spelling(f"{path}: budget=0.5; expected") == f"{path}: --budget 0.5; expected"
+    folder = r"out=D:\sweep\tol=1e-4"
+    said = f"{folder} is a file; expected a directory (new or to reuse)"
+    assert cli_spelling(said) == said.replace("out=", "--out ", 1)
+
+
+def test_a_path_with_spaces_keeps_a_keyword_of_its_middle_folder():
+    """A folder with a space and a keyword in its name (``/data/my tol=1e-3 run/``) was cut
+    into words, the middle one rewritten: ``--items /data/my --tol 1e-3 run/meta.csv``. The
+    plain words between a path's word and a later one are the path's."""
+    from latentbench.report import read_item_metadata
+
+    for path in ["/data/my tol=1e-3 run/meta.csv", r"C:\my runs\max_iter=50 x\meta.csv"]:
+        message = _raised(lambda path=path: read_item_metadata(path))
+        assert cli_spelling(message) == message.replace("items=", "--items ", 1)
+    # words between two paths of a sentence, or after a path's last word, are not a path's
+    assert cli_spelling("runs/a: budget=3; or b/c") == "runs/a: --budget 3; or b/c"
+    assert cli_spelling("'a/b' tol=1e-3 'c/d'") == "'a/b' --tol 1e-3 'c/d'"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -113,3 +114,44 @@ def test_a_file_behind_a_symlink_is_replaced_whole_and_the_link_kept(tmp_path):
     assert target.read_text() == "new"
     assert target.stat().st_ino != before  # renamed over, not rewritten in place
     assert sorted(p.name for p in target.parent.iterdir()) == ["progress.json"]
+
+
+@pytest.mark.parametrize("through_link", [True, False])
+def test_a_replaced_file_keeps_its_permissions(tmp_path, through_link):
+    """A private file (``0600``) behind a symlink was written in place, its permissions kept;
+    since its target is replaced whole, the new file took the umask's (``0644``: readable by
+    everyone). A file replaced keeps its own permissions, behind a link or not."""
+    target = tmp_path / "real" / "estimate.json"
+    target.parent.mkdir()
+    target.write_text("old")
+    target.chmod(0o600)
+    path = tmp_path / "estimate.json"
+    if through_link:
+        path.symlink_to(Path("real") / "estimate.json")  # a relative link
+    else:
+        path = target
+    replace_whole(path, "new")
+    assert target.read_text() == "new"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+def test_a_link_whose_target_folder_takes_no_new_file_is_written_in_place(tmp_path, monkeypatch):
+    """A link into a folder read-only to this user (its file writable) was written in place;
+    replacing its target whole needs a new file beside it, which that folder refuses: the
+    write failed where it had worked. It is written in place there, as before."""
+    import latentbench.io._outputs as outputs
+
+    target = tmp_path / "shared" / "progress.json"
+    target.parent.mkdir()
+    target.write_text("old")
+    link = tmp_path / "progress.json"
+    link.symlink_to(target)
+    # the staging file cannot be made beside the target (as in a folder without write access)
+    monkeypatch.setattr(outputs, "staging_path", lambda final, tag: tmp_path / "no" / "x.tmp")
+    replace_whole(link, "new")
+    assert link.is_symlink() and target.read_text() == "new"
+    plain = tmp_path / "plain.json"  # not a link: the refusal is raised, nothing written
+    plain.write_text("old")
+    with pytest.raises(OSError):
+        replace_whole(plain, "new")
+    assert plain.read_text() == "old"

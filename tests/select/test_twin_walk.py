@@ -483,3 +483,30 @@ def test_two_models_of_one_call_with_the_same_answers_are_said(cal):
     assert [r.model for r in said] == ["run-a-again"]
     assert "as model 'run-a' of this call on every item (40 answered" in said[0].warnings[-1]
     assert sum("gave the same answers as model 'run-a'" in str(w.message) for w in caught) == 1
+
+
+def test_a_model_with_unusable_answers_fails_alone_beside_the_copy_check(cal):
+    """The check for two models with the same answers ran over every model before any was
+    estimated, and stopped the whole call with a bare ValueError on one model's non-numeric
+    answers (not collected as that model's InputError) and with a TypeError on item ids of
+    mixed types (its sort). Each such model is now left to estimate, which says what it
+    says for it alone."""
+    from latentbench.select import estimate_many
+
+    ids = list(cal.item_ids)
+    good = pd.Series((np.random.default_rng(3).random(40) < 0.6) * 1.0, index=ids)
+    words = pd.Series(["yes"] * 40, index=ids, dtype=object)
+    got = estimate_many(cal, {"good": good, "words": words}, budget=5, cache=False,
+                        errors="collect")  # fmt: skip
+    assert [r.model for r in got] == ["good"]
+    assert "value 'yes' is not numeric" in got.failures["words"]
+    with pytest.raises(InputError, match="is not numeric"):
+        estimate_many(cal, {"good": good, "words": words}, budget=5, cache=False)
+    mixed = good.copy()
+    mixed.index = pd.Index([*ids[:39], 7], dtype=object)  # an int id among the strings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = estimate_many(cal, {"good": good, "mixed": mixed, "again": mixed.copy()},
+                            budget=5, cache=False)  # fmt: skip
+    assert [r.model for r in got] == ["good", "mixed", "again"]
+    assert any("same answers as model 'mixed'" in w for w in got[2].warnings)

@@ -6,6 +6,7 @@ Kept free of numpy / pandas imports at module level so ``--help`` stays fast.
 from __future__ import annotations
 
 import ast
+import bisect
 import copy
 import math
 import re
@@ -297,19 +298,52 @@ character: no rewrite's pattern matches it, so ``'sweep-tol=1e-4'`` is not read 
 
 # a quoted name (``repr``'s spelling), opened where a word does not go on
 _QUOTED_SPAN = re.compile(rf"(?<![\w])(?:{_QUOTED_NAME})")
-# a path: a word with a slash; a leading keyword of a path option (``out=runs/a``) is the
-# library's, the rest the user's
-_PATH_TOKEN = re.compile(r"\S*/\S*")
+# a path: a word with a slash (or a Windows path's backslash) outside any quoted name; a
+# leading keyword of a path option (``out=runs/a``) is the library's, the rest the user's
+_PATH_TOKEN = re.compile(r"\S*[/\\]\S*")
 _PATH_KEY = re.compile(
     r"\(?(?:out|directory|path|items|responses|selection|history|store|weights)="
 )
+# a path with spaces (``/data/my tol=1e-3 run/x.csv``): plain words between a path's word and
+# a later one, on one line (no punctuation or quote between: not two paths in a sentence)
+_SPACED_PATH = re.compile(r"(?<!\S)(\S*[/\\]\S*[^\s:;,)])((?: [^\s/\\:;,()'\"]+)+)(?= \S*[/\\])")
 
 
-def _mask_path(match: re.Match[str]) -> str:
-    token = match.group(0)
-    key = _PATH_KEY.match(token)
-    cut = key.end() if key else 0
-    return token[:cut] + token[cut:].replace("=", _EQUALS)
+def _mask_users_equals(message: str) -> str:
+    """``message`` with the ``=`` of quoted names and of paths as :data:`_EQUALS`.
+
+    A word is a path by a separator outside its quoted names only: ``(label='org/m')`` (a
+    Hugging Face model's name) or ``metric={'inspect_evals/gpqa': NAME}`` is a keyword and a
+    name, rewritten as such; ``runs/max_iter=50`` or ``C:\\runs\\tol=1e-4`` is a path."""
+    quoted = [m.span() for m in _QUOTED_SPAN.finditer(message)]  # in order, disjoint
+    starts = [a for a, _ in quoted]
+    message = _QUOTED_SPAN.sub(lambda m: m.group(0).replace("=", _EQUALS), message)
+
+    def quoted_at(at: int) -> bool:
+        k = bisect.bisect_right(starts, at) - 1
+        return k >= 0 and at < quoted[k][1]
+
+    def mask_path(match: re.Match[str]) -> str:
+        token, start = match.group(0), match.start()
+        separators = (start + k for k, ch in enumerate(token) if ch in "/\\")
+        if all(quoted_at(at) for at in separators):
+            return token  # every separator inside a quoted name: not a path
+        key = _PATH_KEY.match(token)
+        cut = key.end() if key else 0
+        return token[:cut] + token[cut:].replace("=", _EQUALS)
+
+    def a_path(start: int, word: str) -> bool:  # a separator outside a quoted name
+        return any(ch in "/\\" and not quoted_at(start + k) for k, ch in enumerate(word))
+
+    def mask_spaced(match: re.Match[str]) -> str:
+        after = match.end() + 1  # the later word, past its space
+        last = message[after:].split(" ", 1)[0]
+        if not (a_path(match.start(), match.group(1)) and a_path(after, last)):
+            return match.group(0)
+        return match.group(1) + match.group(2).replace("=", _EQUALS)
+
+    message = _SPACED_PATH.sub(mask_spaced, message)
+    return _PATH_TOKEN.sub(mask_path, message)
 
 
 def _unmask(text: str) -> str:
@@ -477,7 +511,8 @@ _SPELLINGS = (
     (re.compile(r"^label=(?='[^']*'(?: names one model|; expected the model's name))"), "--label "),
     (re.compile(r"^benchmark=(?='[^']*': the files hold)"), "--benchmark "),
     (re.compile(r"^split=(?=[-+\w.']+;)"), "--split "),  # an option; in a data key it stays
-    (re.compile(r"^(metric|filter) (?=\S+=\S+: )"), r"--\1 "),
+    # (a task with a slash, Inspect's ``inspect_evals/gpqa``, reads as a path: its = masked)
+    (re.compile(rf"^(metric|filter) (?=\S+[={_EQUALS}]\S+: )"), r"--\1 "),
     (re.compile(r"^source=(?=\S+; expected one of )"), "SOURCE "),
     (
         # a store's choice that matches no rows: the options given, as flags (not None ones)
@@ -569,8 +604,7 @@ def cli_spelling(message: str) -> str:
     The ``=`` inside a quoted name (``model 'sweep-tol=1e-4'``) or a path
     (``runs/max_iter=50/out.json``) is the user's and is never rewritten.
     """
-    message = _QUOTED_SPAN.sub(lambda m: m.group(0).replace("=", _EQUALS), message)
-    message = _PATH_TOKEN.sub(_mask_path, message)
+    message = _mask_users_equals(message)
     for pattern, flag in _SPELLINGS:
         message = pattern.sub(flag, message)
     return _unmask(message)

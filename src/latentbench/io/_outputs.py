@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import socket
+import stat
 import tempfile
 import time
 import uuid
@@ -178,22 +179,40 @@ def replace_whole(path: Path, text: str, encoding: str | None = None) -> None:
     """Write ``text`` at ``path`` whole or not at all: a temporary file beside it, renamed
     over it, so a write that fails midway (a full disk), a reader at that moment (a browser
     reloading a report) or another process writing it at once never sees a cut or interleaved
-    file. A symlink to a file is followed (its target is replaced whole, the link kept); a
-    device (``/dev/stdout``) or a link to one is written in place."""
+    file. A symlink to a file is followed (its target is replaced whole, the link kept; where
+    its folder takes no new file, a folder read-only to this user, the target is written in
+    place as before); a device (``/dev/stdout``) or a link to one is written in place. A file
+    replaced keeps its permissions (a private ``0600`` file stays private)."""
     path = Path(path)
+    followed = False
     if path.is_symlink():
         try:
             target = path.resolve()
         except (OSError, RuntimeError):  # a loop of links: written in place, as before
             target = path
         if target.is_file() or (not target.exists() and target.parent.is_dir()):
-            path = target
+            path, followed = target, True
     if path.is_symlink() or (path.exists() and not path.is_file()):
         path.write_text(text, encoding=encoding)
         return
+    try:
+        mode: int | None = stat.S_IMODE(path.stat().st_mode)
+    except OSError:  # a new file: the umask's permissions
+        mode = None
     staging = staging_path(path, "tmp")
     try:
-        staging.write_text(text, encoding=encoding)
+        try:
+            handle = staging.open("w", encoding=encoding)
+        except OSError:
+            if not followed:
+                raise
+            # the link's target is writable where its folder is not: in place, as before
+            path.write_text(text, encoding=encoding)
+            return
+        with handle:
+            handle.write(text)
+        if mode is not None:
+            os.chmod(staging, mode)
         os.replace(staging, path)
     finally:
         staging.unlink(missing_ok=True)

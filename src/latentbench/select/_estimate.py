@@ -2612,11 +2612,13 @@ def _copies_in_call(names: list[str], by_model: dict[str, pd.Series]) -> dict[st
         answered = by_model[name].dropna()
         if answered.empty:
             continue
-        answered = answered.sort_index()
-        key = (
-            tuple(answered.index.astype(str)),
-            np.asarray(answered, dtype=np.float64).tobytes(),
-        )
+        try:
+            values = np.asarray(answered, dtype=np.float64)
+        except (TypeError, ValueError):  # not numbers: estimate says so, for this model only
+            continue
+        ids = np.asarray(answered.index.astype(str), dtype=object)
+        order = np.argsort(ids, kind="stable")  # by the ids as strings (ints and strs mixed)
+        key = (tuple(ids[order]), values[order].tobytes())
         copies_of = first.setdefault(key, name)
         if copies_of != name:
             copies[name] = copies_of
