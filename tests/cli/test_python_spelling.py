@@ -508,3 +508,16 @@ def test_a_path_with_spaces_keeps_a_keyword_of_its_middle_folder():
     # words between two paths of a sentence, or after a path's last word, are not a path's
     assert cli_spelling("runs/a: budget=3; or b/c") == "runs/a: --budget 3; or b/c"
     assert cli_spelling("'a/b' tol=1e-3 'c/d'") == "'a/b' --tol 1e-3 'c/d'"
+
+
+def test_prose_with_a_slash_is_not_a_path_with_spaces():
+    """``0/1`` or ``and/or`` in a sentence is no path: the keywords after it are the
+    library's and are rewritten (the spaced-path rule read ``0/1 matrix and max_iter=50 see
+    docs/x.md`` as one path and left ``max_iter=50`` in Python spelling)."""
+    assert cli_spelling("a 0/1 matrix and max_iter=50 see docs/x.md") == (
+        "a 0/1 matrix and --max-iter 50 see docs/x.md"
+    )
+    assert cli_spelling("and/or tol=1e-3 ok/no") == "and/or --tol 1e-3 ok/no"
+    assert cli_spelling("./my runs/tol=1 x/y.csv: no such file") == (
+        "./my runs/tol=1 x/y.csv: no such file"
+    )

@@ -306,7 +306,12 @@ _PATH_KEY = re.compile(
 )
 # a path with spaces (``/data/my tol=1e-3 run/x.csv``): plain words between a path's word and
 # a later one, on one line (no punctuation or quote between: not two paths in a sentence)
-_SPACED_PATH = re.compile(r"(?<!\S)(\S*[/\\]\S*[^\s:;,)])((?: [^\s/\\:;,()'\"]+)+)(?= \S*[/\\])")
+# (the first word starts as a path does, ``/``, ``./``, ``../``, ``~/`` or ``C:\``, after a
+# path option's keyword or none: prose's ``0/1`` or ``and/or`` is no path)
+_SPACED_PATH = re.compile(
+    r"(?<!\S)((?:\(?[a-z_]+=)?(?:/|\.{1,2}[/\\]|~[/\\]|[A-Za-z]:\\)\S*[^\s:;,)])"
+    r"((?: [^\s/\\:;,()'\"]+)+)(?= \S*[/\\])"
+)
 
 
 def _mask_users_equals(message: str) -> str:
