@@ -202,15 +202,14 @@ def replace_whole(path: Path, text: str, encoding: str | None = None) -> None:
     staging = staging_path(path, "tmp")
     try:
         try:
-            handle = staging.open("w", encoding=encoding)
+            staging.write_text(text, encoding=encoding)
         except OSError:
-            if not followed:
+            if not followed or staging.exists():  # a write that failed midway: raised
                 raise
-            # the link's target is writable where its folder is not: in place, as before
+            # no file can be made beside the link's target (a folder read-only to this
+            # user, the target writable): in place, as before
             path.write_text(text, encoding=encoding)
             return
-        with handle:
-            handle.write(text)
         if mode is not None:
             os.chmod(staging, mode)
         os.replace(staging, path)
