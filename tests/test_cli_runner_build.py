@@ -8,8 +8,8 @@ import typer.testing
 from typer.testing import CliRunner
 
 
-def test_the_click_command_is_built_once_and_again_for_a_new_command():
-    sub = typer.Typer()
+def _two_commands() -> typer.Typer:
+    """An app with commands ``one`` and ``two``, each printing that it ran."""
     app = typer.Typer()
 
     @app.command("one")
@@ -19,6 +19,13 @@ def test_the_click_command_is_built_once_and_again_for_a_new_command():
     @app.command("two")
     def two() -> None:
         print("two ran")
+
+    return app
+
+
+def test_the_click_command_is_built_once_and_again_for_a_new_command():
+    sub = typer.Typer()
+    app = _two_commands()
 
     first = typer.testing._get_command(app)
     assert typer.testing._get_command(app) is first  # built once
@@ -41,15 +48,7 @@ def test_a_callback_registered_after_a_build_is_built_in():
     """The command kept for an app was keyed by its commands and groups only: a callback
     registered after a first invocation (``@app.callback()``) never ran, the old build
     being reused."""
-    app = typer.Typer()
-
-    @app.command("one")
-    def one() -> None:
-        print("one ran")
-
-    @app.command("two")
-    def two() -> None:
-        print("two ran")
+    app = _two_commands()
 
     runner = CliRunner()
     assert runner.invoke(app, ["one"]).output == "one ran\n"
