@@ -229,3 +229,30 @@ def test_fixed_items_fit_only_abilities():
     np.testing.assert_array_equal(fit.b, data.b)
     direct = fit_model_factors(data.matrix.scores, data.V, data.b, l2=0.0)
     np.testing.assert_allclose(fit.U, direct, atol=1e-3)
+
+
+@pytest.mark.filterwarnings("ignore::latentbench.ConvergenceWarning")
+def test_the_penalty_terms_are_made_once_per_fit_not_per_sweep(monkeypatch):
+    """The penalty's block terms (targets and curvatures) are constants of a fit: they were
+    built again in every sweep, a tenth of a small fit's time (tiny joint-ML fits: 3.1 ->
+    2.6 s of CPU for 40, the same bits). Counted over a fit of a few hundred sweeps."""
+    from latentbench.irt._objective import GaussianPenalty
+
+    made = {"item": 0, "model": 0}
+    item_curvature = GaussianPenalty.item_curvature
+    model_curvature = GaussianPenalty.model_curvature
+
+    def counted_item(self, r):
+        made["item"] += 1
+        return item_curvature(self, r)
+
+    def counted_model(self, r):
+        made["model"] += 1
+        return model_curvature(self, r)
+
+    monkeypatch.setattr(GaussianPenalty, "item_curvature", counted_item)
+    monkeypatch.setattr(GaussianPenalty, "model_curvature", counted_model)
+    data = simulate_2pl(6, 9, random_state=1)
+    fit = fit_cbmm(data.matrix.scores, l2=0.0, tol=1e-10, max_iter=400)
+    assert fit.n_iter >= 50
+    assert made == {"item": 1, "model": 1}, (made, fit.n_iter)

@@ -76,3 +76,31 @@ def test_kernel_functions_match_numpy():
     np.testing.assert_allclose(
         _em_kernels.log_sigmoid_lower(theta, a, b), -np.logaddexp(0.0, z), rtol=1e-14, atol=1e-15
     )
+
+
+def test_the_e_steps_largest_is_the_running_maximum_in_any_grouping():
+    """The E-step takes each item's largest log-likelihood in eight running maxima (one
+    chain of compare-and-select was its longest dependency): the same value as the one
+    chain over the entries in order, at every length around the groups of eight, NaN
+    skipped and -1e308 the floor (as the chain started there)."""
+    rng = np.random.default_rng(0)
+
+    def chain(x):
+        top = -1e308
+        for v in x:
+            top = v if v > top else top
+        return top
+
+    for n in [*range(0, 26), 640]:
+        x = rng.normal(0.0, 50.0, n)
+        if n > 3:
+            x[rng.integers(0, n, 2)] = np.nan
+            x[n // 2] = rng.choice([np.inf, -np.inf, -2e308, 0.0])
+        assert _em_kernels.largest(x) == chain(x), n
+    assert _em_kernels.largest(np.full(9, np.nan)) == -1e308
+    assert _em_kernels.largest(np.full(17, -np.inf)) == -1e308
+    peak = np.full(640, -5.0)
+    for where in (0, 7, 8, 633, 639):  # the largest in every accumulator and the tail
+        peak[where] = 3.0
+        assert _em_kernels.largest(peak) == 3.0
+        peak[where] = -5.0

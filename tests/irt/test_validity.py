@@ -429,9 +429,12 @@ def test_every_model_at_the_floor_or_ceiling_falls_back_instead_of_crashing():
     assert np.isfinite(unc.abilities[["lower", "upper"]].to_numpy()).all()
 
 
-def _broken_calibration() -> tuple[Any, Any, pd.DataFrame]:
+@pytest.fixture(scope="module")
+def broken_calibration() -> tuple[Any, Any, pd.DataFrame]:
     """15 simulated models, the lowest one's row set to 0 (broken), the clean 14 and a
-    mid-range new model (accuracy 0.59)."""
+    mid-range new model (accuracy 0.59). Fitted once for the module: the tests only read the
+    fits (the random-item law and the model jackknife they compute are cached on the fit,
+    the same whichever test asks first)."""
     data = simulate_2pl(18, 80, random_state=7)
     scores = data.matrix.scores.astype(float)
     ids, items = data.matrix.model_ids, data.matrix.item_ids
@@ -445,13 +448,15 @@ def _broken_calibration() -> tuple[Any, Any, pd.DataFrame]:
     return with_broken, clean, new
 
 
-def test_a_mid_range_new_model_against_a_calibration_with_a_broken_model_is_finite():
+def test_a_mid_range_new_model_against_a_calibration_with_a_broken_model_is_finite(
+    broken_calibration,
+):
     """The undamped Newton bounced between 0.872 and -0.128 (negative information there) and
     was read as a likelihood without a maximum: upper = inf (review, 2026-12-05). Now the new
     model's score is the clean calibration's (the broken model does not set the scale)."""
     from latentbench.irt._fitted import law_scale, random_items_fit
 
-    with_broken, clean, new = _broken_calibration()
+    with_broken, clean, new = broken_calibration
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         scored = with_broken.score_models(new)
@@ -465,7 +470,7 @@ def test_a_mid_range_new_model_against_a_calibration_with_a_broken_model_is_fini
     assert standardised == pytest.approx(float(reference["theta"].iloc[0]), abs=0.03)
 
 
-def test_the_model_jackknife_runs_on_the_laws_own_scale():
+def test_the_model_jackknife_runs_on_the_laws_own_scale(broken_calibration):
     """The jackknife refits standardise their abilities; run on the rescaled law they were
     another estimator (new models' se x 0.6-1.6, review 2026-12-05). Its abilities are the
     jackknife of the law on its own standardised scale, carried to the reporting scale."""
@@ -479,7 +484,7 @@ def test_the_model_jackknife_runs_on_the_laws_own_scale():
     )
     from latentbench.irt._random_items import model_jackknife, rescaled
 
-    with_broken, _, _ = _broken_calibration()
+    with_broken, _, _ = broken_calibration
     law = random_items_fit(with_broken)
     rows = law_models_of(with_broken, law)
     shift, scale = law_scale(with_broken, law)

@@ -26,7 +26,15 @@ from numba.extending import intrinsic
 from latentbench._numba_cache import CACHE
 from latentbench.irt._kernels import _FASTMATH  # the same flags (no "nnan", "ninf")
 
-__all__ = ["LOG_TINY", "e_step", "exp64", "log1p_unit", "log_sigmoid_lower", "newton"]
+__all__ = [
+    "LOG_TINY",
+    "e_step",
+    "exp64",
+    "largest",
+    "log1p_unit",
+    "log_sigmoid_lower",
+    "newton",
+]
 
 
 LOG_TINY = float(np.log(np.finfo(np.float64).tiny))
@@ -125,6 +133,56 @@ def exp64(x: np.ndarray) -> np.ndarray:
     return out.reshape(np.shape(x))
 
 
+@numba.njit(inline="always", fastmath=_FASTMATH, error_model="numpy", cache=CACHE)
+def _largest(x: Any) -> Any:  # pragma: no cover - jit
+    """The largest entry of a float64 array (-1e308 if none is larger; NaN skipped), in
+    eight running maxima: one compare-and-select per entry in a chain was the E-step's
+    longest dependency (no 'nnan' flag, so LLVM does not vectorise a max reduction). The
+    largest of a set is the same whatever the order, so the result is that of the chain."""
+    n = x.size
+    t0 = t1 = t2 = t3 = t4 = t5 = t6 = t7 = -1e308
+    n8 = n - n % 8
+    for g in range(0, n8, 8):
+        v = x[g]
+        t0 = v if v > t0 else t0
+        v = x[g + 1]
+        t1 = v if v > t1 else t1
+        v = x[g + 2]
+        t2 = v if v > t2 else t2
+        v = x[g + 3]
+        t3 = v if v > t3 else t3
+        v = x[g + 4]
+        t4 = v if v > t4 else t4
+        v = x[g + 5]
+        t5 = v if v > t5 else t5
+        v = x[g + 6]
+        t6 = v if v > t6 else t6
+        v = x[g + 7]
+        t7 = v if v > t7 else t7
+    for g in range(n8, n):
+        v = x[g]
+        t0 = v if v > t0 else t0
+    t0 = t1 if t1 > t0 else t0
+    t2 = t3 if t3 > t2 else t2
+    t4 = t5 if t5 > t4 else t4
+    t6 = t7 if t7 > t6 else t6
+    t0 = t2 if t2 > t0 else t0
+    t4 = t6 if t6 > t4 else t4
+    return t4 if t4 > t0 else t0
+
+
+@numba.njit(fastmath=_FASTMATH, error_model="numpy", cache=CACHE)
+def _largest_of(x: np.ndarray) -> float:  # pragma: no cover - jit
+    top: float = _largest(x)
+    return top
+
+
+def largest(x: np.ndarray) -> float:
+    """The kernels' largest entry of a float64 array (for tests): NaN skipped, at least
+    -1e308."""
+    return float(_largest_of(np.ascontiguousarray(x, dtype=np.float64).ravel()))
+
+
 @numba.njit(fastmath=_FASTMATH, error_model="numpy", cache=CACHE)
 def e_step(  # pragma: no cover - jit
     s1: np.ndarray,
@@ -158,23 +216,14 @@ def e_step(  # pragma: no cover - jit
         x2 = s2[j]
         k0 = indptr[j]
         k1 = indptr[j + 1]
-        top = -1e308
-        if k0 == k1:  # no listed cells: the log-likelihood and its max in one loop
+        for g in range(G):
+            ll[g] = x1 * a[g] + x2 * b[g] + base[g]
+        for k in range(k0, k1):
+            i = models[k]
+            c = coef[k]
             for g in range(G):
-                v = x1 * a[g] + x2 * b[g] + base[g]
-                ll[g] = v
-                top = v if v > top else top
-        else:
-            for g in range(G):
-                ll[g] = x1 * a[g] + x2 * b[g] + base[g]
-            for k in range(k0, k1):
-                i = models[k]
-                c = coef[k]
-                for g in range(G):
-                    ll[g] += c * lower[i, g]
-            for g in range(G):
-                v = ll[g]
-                top = v if v > top else top
+                ll[g] += c * lower[i, g]
+        top = _largest(ll)
         norm = 0.0
         for g in range(G):
             d = ll[g] - top
