@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from latentbench.cli import _register, app
+from latentbench.exceptions import InputError
 from latentbench.irt import IRTResult
 
 _register()
@@ -176,6 +177,22 @@ def test_report_on_a_malformed_fit_directory(tmp_path, fitted, name, content):
         runner.invoke(app, ["report", str(broken), "--out", str(tmp_path / "r.html"), "-q"])
     )
     assert name in text
+
+
+@pytest.mark.parametrize("sigma", [0, -1.0, float("nan"), float("inf"), 1e-320, True, "1"])
+def test_a_fit_directory_with_an_edited_sigma_is_refused_by_name(tmp_path, fitted, sigma):
+    # 0 divided by zero in estimate's compiled prediction (a traceback), a negative one
+    # flipped every item silently, NaN ended in "target=nan": refused when the fit is read
+    broken = _copy_fit(fitted, tmp_path / "broken")
+    info = json.loads((broken / "fit.json").read_text())
+    info["sigma"] = sigma
+    (broken / "fit.json").write_text(json.dumps(info))
+    text = _clean_error(
+        runner.invoke(app, ["report", str(broken), "--out", str(tmp_path / "r.html"), "-q"])
+    )
+    assert "fit.json" in text and "sigma=" in text and "expected a number in [0.001, 1000]" in text
+    with pytest.raises(InputError, match="sigma="):
+        IRTResult.load(broken)
 
 
 @pytest.mark.parametrize(

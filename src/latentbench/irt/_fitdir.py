@@ -22,7 +22,12 @@ from latentbench._checks import as_path, json_problem, user_stacklevel
 from latentbench._compat import TEXT, read_csv
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._matrix import ResponseMatrix
-from latentbench.irt._objective import GaussianPenalty, Normalisation, general_direction
+from latentbench.irt._objective import (
+    SIGMA_RANGE,
+    GaussianPenalty,
+    Normalisation,
+    general_direction,
+)
 from latentbench.irt._priors import PriorSelection
 from latentbench.irt._random_items import RandomItemsFit
 from latentbench.irt._reported import measured_models, rank_abilities, reported_abilities
@@ -355,6 +360,19 @@ def _read_info(path: Path) -> tuple[dict[str, Any], int]:
         raise InputError(f"{path}: rank={info.get('rank')!r}; expected an integer") from None
     if rank < 1:
         raise InputError(f"{path}: rank={rank}; expected an integer >= 1")
+    sigma = info.get("sigma", 1.0)
+    low, high = SIGMA_RANGE
+    # a hand-edited temperature: 0 divides by zero, a negative one flips every item, NaN
+    # poisons every estimate (bool is an int to Python: refused too)
+    if (
+        isinstance(sigma, bool)
+        or not isinstance(sigma, (int, float))
+        or not low <= float(sigma) <= high
+    ):
+        raise InputError(
+            f"{path}: sigma={sigma!r}; expected a number in [{low:g}, {high:g}] (the fit's "
+            "temperature, as `latentbench fit` wrote it)"
+        )
     return info, rank
 
 

@@ -27,6 +27,7 @@ from latentbench.irt._heldout import (
     predictive_scores,
 )
 from latentbench.irt._objective import (
+    SIGMA_RANGE,
     GaussianPenalty,
     general_direction,
     normalise,
@@ -43,9 +44,6 @@ from latentbench.irt._result import CrossValidation, IRTResult, RankSelection
 
 __all__ = ["CrossValidation", "IRTResult", "RankSelection", "TwoPL"]
 
-
-_SIGMA_RANGE = (1e-3, 1e3)
-"""Allowed temperatures of the logistic link (outside it the fit under- or overflows)."""
 
 _L2_MAX = 1e6
 """Largest ridge (beyond it every estimate is 0 to machine precision)."""
@@ -199,8 +197,8 @@ class TwoPL:
             "an integer >= 1 or 'auto'",
         ),
         "sigma": (
-            lambda v: _is_real(v) and _SIGMA_RANGE[0] <= v <= _SIGMA_RANGE[1],
-            f"a number in [{_SIGMA_RANGE[0]:g}, {_SIGMA_RANGE[1]:g}]",
+            lambda v: _is_real(v) and SIGMA_RANGE[0] <= v <= SIGMA_RANGE[1],
+            f"a number in [{SIGMA_RANGE[0]:g}, {SIGMA_RANGE[1]:g}]",
         ),
         "prior": (
             lambda v: v is None or isinstance(v, Prior) or (isinstance(v, str) and v == "auto"),

@@ -39,6 +39,7 @@ from latentbench.exceptions import InputError
 __all__ = [
     "DETACHED",
     "DETACHED_MIN_MODELS",
+    "SIGMA_RANGE",
     "GaussianPenalty",
     "Normalisation",
     "as_scores",
@@ -404,6 +405,11 @@ class Normalisation:
         if self.reference is None:
             return np.ones(n_models, dtype=bool)
         return np.asarray(self.reference, dtype=bool)
+
+
+SIGMA_RANGE = (1e-3, 1e3)
+"""Allowed temperatures ``sigma`` of the logistic link (outside it the fit under- or
+overflows): checked by ``TwoPL`` and when a fit directory is read."""
 
 
 DETACHED = 5.0
