@@ -207,6 +207,22 @@ def test_demo_saving_is_paired_over_seeds():
     assert np.isnan(better.get("vs_full", np.nan))
 
 
+def test_demo_saving_resamples_the_seeds_as_the_copy_did_bit_for_bit():
+    # the bootstrap's mean curves came from a (2001, S, G) copy of the curves (320 MB at the
+    # demo's 20 seeds x 501 budgets, both policies); each resample's seed counts times the
+    # 0/1 curves give the same means, bit for bit, and curves other than 0/1 keep the copy
+    from latentbench._demo import _resampled_means
+
+    rng = np.random.default_rng(3)
+    for seeds, budgets in ((1, 1), (3, 7), (20, 501), (37, 60)):
+        rows = np.vstack([np.arange(seeds), rng.integers(0, seeds, size=(300, seeds))])
+        steps = np.arange(budgets)[None] >= rng.integers(0, budgets + 2, size=seeds)[:, None]
+        for curves in (steps, rng.random((seeds, budgets)) < 0.7, rng.random((seeds, budgets))):
+            copied = np.asarray(curves, float)[rows].mean(axis=1)
+            means = _resampled_means(curves, rows)
+            assert means.dtype == copied.dtype and np.array_equal(means, copied)
+
+
 def test_fit_holdout_reports_against_the_additive_model(tmp_path):
     from latentbench.synthetic import simulate_2pl
 
