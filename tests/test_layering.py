@@ -3,7 +3,7 @@
 ``latentbench.io`` imports nothing from ``irt`` or the packages above it, ``latentbench.irt``
 nothing from the packages above it, ``select`` neither ``report`` nor ``cli``, and ``report``
 no ``cli`` (a static scan of every source file, lazy imports inside functions included);
-``import latentbench.io`` loads neither the IRT fit, the selection code nor the HTTP client.
+``import latentbench.io`` loads neither the IRT fit, the selection code, the HTTP client nor numba.
 The command line is a shell over the library: its modules hold no SQL and import the library
 only through public names (no ``_private`` module of ``io``, ``irt``, ``select`` or
 ``report``).
@@ -96,6 +96,9 @@ def test_importing_io_loads_no_selection_or_http_code():
     loaded = json.loads(out.stdout)
     assert [m for m in loaded if m.startswith(("latentbench.select", "latentbench.irt"))] == []
     assert [m for m in loaded if m in ("urllib.request", "http.client")] == []
+    # nor numba (~0.3 s of CPU): io's one kernel (the margins of a huge matrix) is imported
+    # when it runs; `ls`, `ingest` and `export` imported numba at start for nothing
+    assert [m for m in loaded if m.split(".")[0] in ("numba", "llvmlite")] == []
 
 
 SLOW_IMPORTS = ("scipy.optimize",)
