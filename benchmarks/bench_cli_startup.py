@@ -17,10 +17,10 @@ Usage::
 
     python benchmarks/bench_cli_startup.py --old /tmp/old/src --new src --repeats 7
 
-Measured 2026-12-07 (2 shared cores; the numba import moved out of ``import latentbench.io``
-and scipy.optimize out of ``latentbench.synthetic``), median of 7, old -> new: ``ls`` 1.04 ->
-0.75 s, ``export`` 0.94 -> 0.69 s (``latentbench estimate``: scipy.optimize no longer
-imported, ~0.1 s, within this machine's noise).
+Measured 2026-12-07 (2 shared cores, load 3.4-4.1; the numba import moved out of ``import
+latentbench.io`` and scipy.optimize out of ``latentbench.synthetic``), ``--repeats 5``, old ->
+new CPU seconds: ``ls`` 1.34 -> 0.98, ``export`` 1.10 -> 0.89, ``ingest`` 1.37 -> 1.20,
+``estimate`` 2.08 -> 1.93.
 """
 
 from __future__ import annotations
