@@ -98,6 +98,64 @@ def shared_fit(tmp_path_factory):
     return get
 
 
+def _shared_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The temporary folder every xdist worker of this session shares (the parent of each
+    worker's own base temp folder), or the base temp folder without xdist."""
+    root = tmp_path_factory.getbasetemp()
+    return root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
+
+
+DEMO_OUT = "./a_folder_name_as_long_as_the_ones_ci_workspaces_have/and_one_more_level/my demo"
+"""The ``--out`` of :func:`shared_demo`'s run, as given: a leading ``./`` (pathlib drops it),
+longer than 80 columns with its text, and a space (its printed command must still paste)."""
+
+
+@pytest.fixture(scope="session")
+def shared_demo(tmp_path_factory):
+    """``(folder, out, output, twin)``: ``latentbench demo --out DEMO_OUT`` run once per test
+    session in ``folder`` (shared by every xdist worker, as :func:`shared_fit`), its ``--out``
+    as given (:data:`DEMO_OUT`), what it printed, and the :class:`~latentbench.DemoResult`
+    the command got from ``latentbench.demo`` (the Python twin, recorded as the command ran;
+    a copy, unpickled).
+
+    The demo costs ~10 s of CPU: the tests of its checks (``test_fit_cli``) and of its wrote
+    lines (``test_wrote_as_given``) read one run instead of two (the second was a
+    ``--seeds 2`` demo, ~4 s). The folder is read-only for the tests, which run relative
+    paths from it (``monkeypatch.chdir(folder)``).
+    """
+    import pickle
+
+    from filelock import FileLock
+    from typer.testing import CliRunner
+
+    import latentbench
+    from latentbench.cli import _register, app
+
+    _register()
+    root = _shared_root(tmp_path_factory)
+    folder = root / "shared-demo"
+    printed, recorded = folder / "output.txt", folder / "twin.pickle"
+    with FileLock(str(root / "shared-demo.lock")):
+        if not printed.exists():
+            folder.mkdir(exist_ok=True)
+            twins = []
+            python_twin = latentbench.demo
+
+            def demo(*args, **kwargs):
+                twins.append(python_twin(*args, **kwargs))
+                return twins[-1]
+
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(latentbench, "demo", demo)
+                patch.chdir(folder)
+                outcome = CliRunner().invoke(app, ["demo", "--out", DEMO_OUT])
+            assert outcome.exit_code == 0, outcome.output
+            assert len(twins) == 1  # the command is a shell over one latentbench.demo call
+            recorded.write_bytes(pickle.dumps(twins[0]))
+            printed.write_text(outcome.output)
+    return folder, DEMO_OUT, printed.read_text(), pickle.loads(recorded.read_bytes())
+
+
 def _registered(typer_app, pinned: list) -> tuple:
     """What a Typer app's click command is built from, by identity: the app, its callback,
     its commands and its groups, nested; each object is kept in ``pinned`` (so that no id is

@@ -119,7 +119,9 @@ def test_the_cli_progress_display_stops_its_thread_while_a_pool_forks():
             safe = fork_is_known_safe()
         assert threading.active_count() == before + 1
         drawn = len(out.getvalue())
-        time.sleep(0.5)
+        end = time.monotonic() + 10.0  # a redraw, up to 10 s (was a fixed 0.5 s wait)
+        while len(out.getvalue()) == drawn and time.monotonic() < end:
+            time.sleep(0.01)
         assert len(out.getvalue()) > drawn  # redrawn after the fork
     assert (during, safe) == (before, True)
     assert threading.active_count() == before

@@ -3,7 +3,7 @@
 ``latentbench.io`` imports nothing from ``irt`` or the packages above it, ``latentbench.irt``
 nothing from the packages above it, ``select`` neither ``report`` nor ``cli``, and ``report``
 no ``cli`` (a static scan of every source file, lazy imports inside functions included);
-``import latentbench.io`` loads neither the IRT fit, the selection code nor the HTTP client.
+``import latentbench.io`` loads neither the IRT fit, the selection code, the HTTP client nor numba.
 The command line is a shell over the library: its modules hold no SQL and import the library
 only through public names (no ``_private`` module of ``io``, ``irt``, ``select`` or
 ``report``).
@@ -96,6 +96,47 @@ def test_importing_io_loads_no_selection_or_http_code():
     loaded = json.loads(out.stdout)
     assert [m for m in loaded if m.startswith(("latentbench.select", "latentbench.irt"))] == []
     assert [m for m in loaded if m in ("urllib.request", "http.client")] == []
+    # nor numba (~0.3 s of CPU): io's one kernel (the margins of a huge matrix) is imported
+    # when it runs; `ls`, `ingest` and `export` imported numba at start for nothing
+    assert [m for m in loaded if m.split(".")[0] in ("numba", "llvmlite")] == []
+
+
+SLOW_IMPORTS = ("scipy.optimize",)
+"""Modules that take a tenth of a second to import and that few paths use: imported inside the
+function that needs them, so that a command's start-up does not pay them."""
+MODULE_LEVEL_OK = {"latentbench/irt/baselines.py"}  # textbook baselines: no command imports it
+
+
+def module_level_imports(path: Path) -> list[tuple[int, str]]:
+    """The modules ``path`` imports when it is imported (not inside a function)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[tuple[int, str]] = []
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.append((node.lineno, node.module))  # and `from scipy import optimize`:
+            found.extend((node.lineno, f"{node.module}.{alias.name}") for alias in node.names)
+        elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            todo.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def test_slow_optional_imports_wait_for_the_function_that_needs_them():
+    # latentbench.synthetic imported scipy.optimize (for brentq, one missing-data mechanism)
+    # when it was imported, and latentbench.select imports synthetic: every estimate, select,
+    # compare and experiment command paid ~0.1 s of CPU for it at start-up
+    found = [
+        f"{path.relative_to(SRC).as_posix()}:{line} imports {module}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.relative_to(SRC).as_posix() not in MODULE_LEVEL_OK
+        and any(name in path.read_text(encoding="utf-8") for name in SLOW_IMPORTS)
+        for line, module in module_level_imports(path)
+        if module.startswith(SLOW_IMPORTS)
+    ]
+    assert found == []
 
 
 LIBRARY = ("io", "irt", "select", "report", "synthetic", "exceptions")

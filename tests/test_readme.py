@@ -21,6 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from latentbench.cli import _register, app
+from latentbench.irt import BootstrapResult, IRTResult
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -120,8 +121,22 @@ def test_readme_and_docs_python_blocks_run(tmp_path, monkeypatch):
         (ROOT / "docs" / "report.md").read_text()
     )
     assert len(blocks) == 2, "a python block was added or renamed: run it here too"
+    # the report page's bootstrap runs as written (its call is checked below) but with 4 of its
+    # 200 refits: the same path (parametric redraws, two forked workers, the same result
+    # type), at 2 % of what was ~2/3 of this test's CPU; the replicates' statistics at 200
+    # and more are tests/irt's (test_bootstrap*), this test checks that the page's code runs
+    written = IRTResult.bootstrap
+    calls: list[tuple[int, dict[str, Any]]] = []
+
+    def bootstrap(self, matrix=None, *, n_boot=200, **options):
+        calls.append((n_boot, options))
+        return written(self, matrix, n_boot=min(n_boot, 4), **options)
+
+    monkeypatch.setattr(IRTResult, "bootstrap", bootstrap)
     namespace: dict[str, Any] = {}
     for block in blocks:
         exec(compile(block, "<docs python block>", "exec"), namespace)
+    assert calls == [(200, {"method": "parametric", "n_jobs": 2})]
+    assert isinstance(namespace["boot"], BootstrapResult) and namespace["boot"].n_boot == 4
     assert namespace["run"].certified
     assert (tmp_path / "report.html").exists() and (tmp_path / "fit.html").exists()

@@ -30,7 +30,7 @@ SOURCE = Path(latentbench.__file__).resolve().parent
 
 SCRIPT = """
 import json, math, numba
-import latentbench.io._margins, latentbench.io._cells, latentbench.irt._kernels
+import latentbench.io._margins_kernel, latentbench.io._cells, latentbench.irt._kernels
 import latentbench.irt._em_kernels, latentbench.irt._sparse_kernels, latentbench.irt._stats
 from latentbench.select._betting import _logaddexp
 from latentbench import _numba_cache

@@ -105,11 +105,34 @@ def first_budget(curves: np.ndarray, grid: np.ndarray, target: float = TARGET) -
     ndarray of shape (B,)
         NaN where the mean curve never reaches the target.
     """
+    return _first_reached(curves.mean(axis=1), grid, target)
+
+
+def _first_reached(means: np.ndarray, grid: np.ndarray, target: float) -> np.ndarray:
+    """:func:`first_budget` of the mean curves ``means`` (shape (B, G)) themselves."""
     import numpy as np
 
-    reached = curves.mean(axis=1) >= target
+    reached = means >= target
     first = np.argmax(reached, axis=1)
     return np.where(reached.any(axis=1), grid[first].astype(float), np.nan)
+
+
+def _resampled_means(curves: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``curves[rows].mean(axis=1)``, bit for bit, without the (B, S, G) copy.
+
+    Each resample's mean curve is its count of each seed times that seed's 0/1 curve, over S:
+    sums of 0/1 values are small integers, exact in any order of addition, and divided by S as
+    the mean divides. Curves that are not all 0 or 1 (or fewer than ``rows`` names) take the
+    copy.
+    """
+    import numpy as np
+
+    curves = np.asarray(curves, float)
+    n_seeds = rows.shape[1]
+    if curves.shape[0] != n_seeds or not np.isin(curves, (0.0, 1.0)).all():
+        return curves[rows].mean(axis=1)
+    times = (rows[:, :, None] == np.arange(n_seeds)).sum(axis=1, dtype=float)
+    return (times @ curves) / n_seeds
 
 
 def saving(
@@ -149,8 +172,8 @@ def saving(
     rng = np.random.default_rng(random_state)
     n_seeds = pulse.shape[0]
     rows = np.vstack([np.arange(n_seeds), rng.integers(0, n_seeds, size=(n_boot, n_seeds))])
-    p = first_budget(np.asarray(pulse, float)[rows], grid) + init
-    r = first_budget(np.asarray(reference, float)[rows], grid) + init
+    p = _first_reached(_resampled_means(pulse, rows), grid, TARGET) + init
+    r = _first_reached(_resampled_means(reference, rows), grid, TARGET) + init
     out: dict[str, float] = {"pulse": float(p[0])}
     out["pulse_lo"], out["pulse_hi"] = (float(v) for v in np.nanquantile(p[1:], [0.05, 0.95]))
     vs_ref = 100 * (1 - p / r)

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import expit
 
 from latentbench._checks import is_integer, is_number
@@ -152,6 +151,8 @@ def apply_missing(
         position = (np.arange(n)[:, None] / max(n - 1, 1) - 0.5) * 2 + (
             np.arange(m)[None, :] / max(m - 1, 1) - 0.5
         ) * 2
+        from scipy.optimize import brentq  # here: slow to import (every select command paid it)
+
         shift = brentq(lambda c: expit(c + position).mean() - rate, -30, 30)
         out[rng.random((n, m)) < expit(shift + position)] = np.nan
     elif mechanism == "mnar":

@@ -14,17 +14,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import latentbench
 from latentbench.cli import CLOSED_PIPE
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+PACKAGE_PARENT = Path(latentbench.__file__).resolve().parents[1]
 MAIN = "from latentbench.cli import main; main()"
 
 
 def _env() -> dict[str, str]:
-    # numba's own cache folder, as every other CLI process of the suite uses: a fresh
-    # NUMBA_CACHE_DIR compiled fit's kernels anew in each run (~1.6 s), which is not what
-    # these tests check
-    return {**os.environ, "PYTHONPATH": str(SRC)}
+    # the package this process imported, with its numba cache, as every other CLI process of
+    # the suite uses: a fresh NUMBA_CACHE_DIR compiled fit's kernels anew in each run
+    # (~1.6 s), and the repository's src/ where CI tests an installed copy compiled the
+    # random-item kernels a second time there (~2.4 s), neither of which these tests check
+    return {**os.environ, "PYTHONPATH": str(PACKAGE_PARENT)}
 
 
 def _closed_write_end() -> int:

@@ -41,14 +41,23 @@ def responses(tmp_path_factory):
 ARGS = ["--budgets", "10,40", "--seeds", "2", "--models", "m0,m3,m5", "--precision", "0.15"]
 
 
-def test_estimate_task_writes_what_the_function_returns(responses, tmp_path):
-    out = tmp_path / "exp"
+@pytest.fixture(scope="module")
+def estimate_run(responses, tmp_path_factory):
+    """``latentbench experiment RESPONSES --task estimate ARGS --out OUT``, once for the tests
+    that only read its folder and output (was run twice, the same command): ``(out, output)``.
+    """
+    out = tmp_path_factory.mktemp("estimate-run") / "exp"
     outcome = runner.invoke(
         app, ["experiment", str(responses), "--task", "estimate", *ARGS, "--out", str(out)]
     )
     assert outcome.exit_code == 0, outcome.output
-    assert "mean |error|" in outcome.output and "coverage" in outcome.output
-    assert "items to ±0.15" in outcome.output
+    return out, outcome.output
+
+
+def test_estimate_task_writes_what_the_function_returns(responses, estimate_run):
+    out, output = estimate_run
+    assert "mean |error|" in output and "coverage" in output
+    assert "items to ±0.15" in output
     result = estimate_experiment(
         ResponseMatrix.read(responses),
         budgets=(10, 40),
@@ -74,8 +83,8 @@ def test_estimate_task_writes_what_the_function_returns(responses, tmp_path):
     again = EstimateExperiment.read(out)
     pd.testing.assert_frame_equal(again.runs, table, check_dtype=False)
     assert again.params == {**result.params, "input": str(responses)}
-    assert "random items |error|" in outcome.output and "ratio" in outcome.output
-    assert f"latentbench report {out}" in " ".join(outcome.output.split())
+    assert "random items |error|" in output and "ratio" in output
+    assert f"latentbench report {out}" in " ".join(output.split())
 
 
 def test_uniform_error_is_the_sample_means_expected_error():
@@ -112,16 +121,14 @@ def test_summary_sets_the_error_beside_random_items(responses):
     assert "uniform_mae" not in summarize_estimate_experiment(old)["by_budget"][0]
 
 
-def test_report_of_an_estimate_experiment(responses, tmp_path):
+def test_report_of_an_estimate_experiment(responses, estimate_run, tmp_path):
     """`latentbench report DIR` draws an estimate experiment: findings per budget against
     random items, two figures, the tables; a run that missed is listed and counted."""
     import re
 
     from latentbench.report import ESTIMATE_EXPERIMENT_SECTIONS, build_estimate_experiment_report
 
-    out = tmp_path / "exp"
-    args = ["experiment", str(responses), "--task", "estimate", *ARGS, "--out", str(out)]
-    assert runner.invoke(app, args).exit_code == 0
+    out, _ = estimate_run
     page = tmp_path / "page.html"
     outcome = runner.invoke(app, ["report", str(out), "--out", str(page), "-q"])
     assert outcome.exit_code == 0, outcome.output

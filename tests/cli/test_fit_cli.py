@@ -59,50 +59,41 @@ def test_fit_bad_file_gives_clear_error(tmp_path):
 
 
 @pytest.mark.slow
-def test_demo_runs_and_finds_planted_items(tmp_path, monkeypatch):
-    import latentbench
-
-    # the command is a shell over latentbench.demo: the DemoResult it printed is kept and
-    # checked against the lines below (was: a second demo, ~5 s of CPU, the same object)
-    twins = []
-    python_twin = latentbench.demo
-
-    def recorded(*args, **kwargs):
-        twins.append(python_twin(*args, **kwargs))
-        return twins[-1]
-
-    monkeypatch.setattr(latentbench, "demo", recorded)
-    out = tmp_path / "my demo"  # a folder with a space: the printed command still pastes
-    outcome = runner.invoke(app, ["demo", "--out", str(out)])
-    assert outcome.exit_code == 0, outcome.output
+def test_demo_runs_and_finds_planted_items(shared_demo, monkeypatch):
+    # `latentbench demo --out DEMO_OUT`, run once for the session (conftest.shared_demo), and
+    # the DemoResult the command printed: the command is a shell over latentbench.demo, whose
+    # result is checked against the lines below (was: a second demo, ~5 s of CPU)
+    folder, given, output, twin = shared_demo
+    monkeypatch.chdir(folder)  # DEMO_OUT, as given, is relative to it
+    out = Path(given)  # a folder with a space: the printed command still pastes
     assert (out / "fit" / "abilities.csv").exists()
-    assert "20 of the 20 planted random-answer items" in outcome.output
-    assert "compiles a few numba kernels" in " ".join(outcome.output.split())
+    assert "20 of the 20 planted random-answer items" in output
+    assert "compiles a few numba kernels" in " ".join(output.split())
     saved = re.search(
         r"PULSE finds the best candidate in 95% of 20 runs after ([\d,]+) evaluations \(90% "
         r"interval ([\d,]+) to ([\d,]+)\): it saves ([\d.]+)% of a full evaluation \(([\d.]+)% "
         r"to ([\d.]+)%\)",
-        " ".join(outcome.output.split()),
+        " ".join(output.split()),
     )
-    assert saved, outcome.output
+    assert saved, output
     used, lo, hi = (int(saved[k].replace(",", "")) for k in (1, 2, 3))
     assert lo <= used <= hi <= 100_000
     assert float(saved[4]) == pytest.approx(100 * (1 - used / 100_000), abs=0.06)
     certified = re.search(
         r"PULSE certified (llm-\d+) as the best candidate \(the true best\) after ([\d,]+) "
         r"evaluations: ([\d.]+)% of a full evaluation",
-        " ".join(outcome.output.split()),
+        " ".join(output.split()),
     )
-    assert certified, outcome.output
+    assert certified, output
     cells = int(certified[2].replace(",", ""))
     assert float(certified[3]) == pytest.approx(100 * cells / 100_000, abs=0.06)
     assert cells < 50_000
     versus = re.search(
         r"UCB-E \(no proxy, same start\) needs [\d,]+: PULSE saves ([+-][\d.]+)% against it "
         r"\(90% interval ([+-][\d.]+)% to ([+-][\d.]+)%; ([^)]*)\)",
-        " ".join(outcome.output.split()),
+        " ".join(output.split()),
     )
-    assert versus, outcome.output
+    assert versus, output
     low, high = float(versus[2]), float(versus[3])
     expected = "fewer" if low > 0 else "more" if high < 0 else "no demonstrated difference"
     assert expected in versus[4]
@@ -110,27 +101,25 @@ def test_demo_runs_and_finds_planted_items(tmp_path, monkeypatch):
     assert 'id="selection-summary"' in html and 'id="abilities"' in html
     assert "of a full evaluation (100 models x 1,000 items" in html
     # the Python twin computes what the command printed: the result it returned to the command
-    assert len(twins) == 1
-    twin = twins[0]
     assert twin.selection.evaluations_total == cells and twin.selection.best_id == certified[1]
     assert twin.seeds == 20 and twin.paths["report"] == out / "report.html"
     assert twin.paths["report"].is_file()
     assert set(twin.planted["zero_discrimination"]) <= set(twin.uninformative)
     # the headline the command printed is the twin's summary
     head = twin.summary().splitlines()
-    assert len(head) == 5 and head[1] in " ".join(outcome.output.split())
+    assert len(head) == 5 and head[1] in " ".join(output.split())
     # and the estimate's line the command prints after it
-    assert head[4] == twin.estimate.summary().splitlines()[0] and head[4] in outcome.output
+    assert head[4] == twin.estimate.summary().splitlines()[0] and head[4] in output
     assert len(repr(twin)) < 400
     # a new model's estimate from 100 items, its truth, and the command that repeats it
     est = twin.estimate
     assert est.n_evaluated == 100 and est.n_items == 1_000 and est.model in twin.candidates
     assert est.n_ranked == twin.n_history + 1  # the history calibrates; the new model joins
-    assert est.summary().splitlines()[0] in outcome.output
+    assert est.summary().splitlines()[0] in output
     inside = est.lower <= twin.estimate_truth <= est.upper
     said = "inside" if inside else "outside"
     assert f"Its true score (all 1,000 items): {twin.estimate_truth:.3f}, {said}" in (
-        " ".join(outcome.output.split())
+        " ".join(output.split())
     )
     again = runner.invoke(
         app, ["estimate", str(twin.paths["calibration"]), str(twin.paths["new_model"])]
@@ -141,14 +130,14 @@ def test_demo_runs_and_finds_planted_items(tmp_path, monkeypatch):
     assert legend.startswith("[ ]: the 95% interval of the full-benchmark score")
     import shlex
 
-    printed = next(x for x in outcome.output.splitlines() if x.startswith("The same with"))
+    printed = next(x for x in output.splitlines() if x.startswith("The same with"))
     pasted = shlex.split(printed.split(": ", 1)[1])
     assert pasted[:4] == ["latentbench", "estimate", str(out / "calibration.parquet"),
                           str(out / "new_model.parquet")], printed  # fmt: skip
     again = runner.invoke(app, pasted[1:])
     assert again.exit_code == 0 and again.output.splitlines()[0] == line, again.output
     # the README's demo block shows these lines: the same words, numbers aside
-    printed_lines = _masked(outcome.output)
+    printed_lines = _masked(output)
     for shown in _readme_block("$ latentbench demo"):
         assert _masked(shown) in printed_lines, f"README line not printed by the demo: {shown}"
 
@@ -205,6 +194,22 @@ def test_demo_saving_is_paired_over_seeds():
     better = saving(earlier, curves, grid, init=50)
     assert better["vs_reference_lo"] > 0 and better["pulse"] < same["pulse"]
     assert np.isnan(better.get("vs_full", np.nan))
+
+
+def test_demo_saving_resamples_the_seeds_as_the_copy_did_bit_for_bit():
+    # the bootstrap's mean curves came from a (2001, S, G) copy of the curves (320 MB at the
+    # demo's 20 seeds x 501 budgets, both policies); each resample's seed counts times the
+    # 0/1 curves give the same means, bit for bit, and curves other than 0/1 keep the copy
+    from latentbench._demo import _resampled_means
+
+    rng = np.random.default_rng(3)
+    for seeds, budgets in ((1, 1), (3, 7), (20, 501), (37, 60)):
+        rows = np.vstack([np.arange(seeds), rng.integers(0, seeds, size=(300, seeds))])
+        steps = np.arange(budgets)[None] >= rng.integers(0, budgets + 2, size=seeds)[:, None]
+        for curves in (steps, rng.random((seeds, budgets)) < 0.7, rng.random((seeds, budgets))):
+            copied = np.asarray(curves, float)[rows].mean(axis=1)
+            means = _resampled_means(curves, rows)
+            assert means.dtype == copied.dtype and np.array_equal(means, copied)
 
 
 def test_fit_holdout_reports_against_the_additive_model(tmp_path):

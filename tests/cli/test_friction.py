@@ -50,6 +50,17 @@ def long_frame() -> pd.DataFrame:
     return data.matrix.to_long()
 
 
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory, long_frame) -> tuple[Path, Path]:
+    """``latentbench fit scores.parquet --out fit -q`` of :func:`long_frame`, once for the
+    tests that only read its folder: the responses file and the fit folder."""
+    folder = tmp_path_factory.mktemp("fitted")
+    path = folder / "scores.parquet"
+    long_frame.to_parquet(path)
+    assert _invoke("fit", path, "--out", folder / "fit", "-q").exit_code == 0
+    return path, folder / "fit"
+
+
 def test_version_flag_prints_the_version():
     outcome = _invoke("--version")
     assert outcome.exit_code == 0, outcome.output
@@ -184,16 +195,13 @@ def test_rank_auto_says_and_records_a_choice_worse_than_the_additive_model(tmp_p
     assert selection["additive_log_likelihood"] == pytest.approx(-0.5733, abs=5e-5)
 
 
-def test_fit_outputs_record_input_and_ability_intervals(tmp_path, long_frame):
-    path = tmp_path / "scores.parquet"
-    long_frame.to_parquet(path)
-    outcome = _invoke("fit", path, "--out", tmp_path / "fit", "-q")
-    assert outcome.exit_code == 0, outcome.output
-    info = json.loads((tmp_path / "fit" / "fit.json").read_text())
+def test_fit_outputs_record_input_and_ability_intervals(fitted):
+    path, fit = fitted
+    info = json.loads((fit / "fit.json").read_text())
     assert info["latentbench_version"] == __version__
     assert info["input"]["path"] == str(path.resolve())
     assert len(info["input"]["sha256"]) == 64
-    abilities = pd.read_csv(tmp_path / "fit" / "abilities.csv")
+    abilities = pd.read_csv(fit / "abilities.csv")
     # one ability per model, rows by rank, columns leading with rank, model, ability, interval
     assert list(abilities.columns[:7]) == [
         "rank_theta",
@@ -218,13 +226,11 @@ def test_fit_outputs_record_input_and_ability_intervals(tmp_path, long_frame):
     assert info["ability_intervals"]["checks"]["edge_mass"] <= 0.05
 
 
-def test_fit_on_an_output_table_is_a_clear_error(tmp_path, long_frame):
-    path = tmp_path / "scores.parquet"
-    long_frame.to_parquet(path)
-    assert _invoke("fit", path, "--out", tmp_path / "fit", "-q").exit_code == 0
+def test_fit_on_an_output_table_is_a_clear_error(tmp_path, fitted):
+    _, fit = fitted
     for args in (
-        ("fit", tmp_path / "fit" / "abilities.csv"),
-        ("report", tmp_path / "fit" / "abilities.csv", "--out", tmp_path / "r.html"),
+        ("fit", fit / "abilities.csv"),
+        ("report", fit / "abilities.csv", "--out", tmp_path / "r.html"),
     ):
         outcome = _invoke(*args)
         assert outcome.exit_code == 2
@@ -478,20 +484,18 @@ def test_numpy_passes_match_the_numba_kernels(monkeypatch):
         )
 
 
-def test_report_never_overwrites_silently(tmp_path, monkeypatch, long_frame):
-    path = tmp_path / "scores.parquet"
-    long_frame.to_parquet(path)
-    assert _invoke("fit", path, "--out", tmp_path / "fit", "-q").exit_code == 0
+def test_report_never_overwrites_silently(tmp_path, monkeypatch, fitted):
+    _, fit = fitted
     page = tmp_path / "page.html"
     page.write_text("keep me")
-    outcome = _invoke("report", tmp_path / "fit", "--out", page, "-q")
+    outcome = _invoke("report", fit, "--out", page, "-q")
     assert outcome.exit_code == 2 and "--force" in outcome.output, outcome.output
     assert page.read_text() == "keep me"
-    assert _invoke("report", tmp_path / "fit", "--out", page, "--force", "-q").exit_code == 0
+    assert _invoke("report", fit, "--out", page, "--force", "-q").exit_code == 0
     assert page.read_text().startswith("<!DOCTYPE html>")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "report.html").write_text("keep me too")
-    outcome = _invoke("report", tmp_path / "fit")
+    outcome = _invoke("report", fit)
     assert outcome.exit_code == 0, outcome.output
     assert (tmp_path / "report.html").read_text() == "keep me too"
     assert "report-2.html" in outcome.output and (tmp_path / "report-2.html").exists()

@@ -186,7 +186,13 @@ def _stalls():
     shows meanwhile is the command's heartbeat only."""
 
     def stalled(*args: object, **kwargs: object) -> None:
-        time.sleep(0.4)
+        # the long step lasts until the heartbeat has said it alive twice in the command's
+        # stderr (a line ends with its seconds), 10 s at most (was a fixed 0.4 s sleep)
+        import sys
+
+        stream, end = sys.stderr.buffer, time.monotonic() + 10.0
+        while stream.getvalue().count(b" s)\n") < 2 and time.monotonic() < end:
+            time.sleep(0.005)
         from latentbench.exceptions import InputError
 
         raise InputError("stalled on purpose")

@@ -37,9 +37,6 @@ def folder(tmp_path_factory) -> Path:
     return folder
 
 
-LONG = "a_folder_name_as_long_as_the_ones_ci_workspaces_have/and_one_more_level_of_nesting"
-DEMO_OUT = f"./{LONG}/d"  # as given (a leading ./) and longer than 80 columns with its text
-
 COMMANDS = {
     "fit": (["fit", "cal.csv", "--out", "./res", "-q"], "./res/abilities.csv, ./res/items.csv"),
     "fit-slash": (["fit", "cal.csv", "--out=./res2/", "-q"], "./res2/fit.json"),
@@ -66,27 +63,28 @@ COMMANDS = {
         ["compare", "cal.csv", "new.csv", "other.csv", "--budget", "3", "-o", "./c", "-q"],
         "wrote ./c/compare.json",
     ),
-    "demo": (["demo", "--seeds", "2", "--out", DEMO_OUT], f"Wrote {DEMO_OUT}/fit/abilities.csv"),
 }
 
 
 @pytest.fixture(scope="module")
-def demo_output(tmp_path_factory) -> str:
-    """What ``latentbench demo --seeds 2 --out ./LONG/d`` printed (one run, read by the tests
-    of its wrote lines: the path as given and a long path kept on one line)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(tmp_path_factory.mktemp("demo"))
-        outcome = runner.invoke(app, COMMANDS["demo"][0])
-    assert outcome.exit_code == 0, outcome.output
-    return outcome.output
+def demo_output(shared_demo) -> tuple[str, str]:
+    """``latentbench demo --out ./LONG/my demo``: its ``--out`` as given (a leading ``./``,
+    longer than 80 columns with its text) and what it printed, read by the tests of its wrote
+    lines (the path as given and a long path kept on one line). One run for the session
+    (``conftest.shared_demo``, read by the demo's own test too; was a ``--seeds 2`` demo of
+    this module's own, ~4 s of CPU)."""
+    _, given, output, _ = shared_demo
+    assert given.startswith("./") and len(f"Wrote {given}/fit/abilities.csv") > 80
+    return given, output
 
 
-@pytest.mark.parametrize("command", list(COMMANDS))
+@pytest.mark.parametrize("command", [*COMMANDS, "demo"])
 def test_wrote_lines_print_the_path_as_given(folder, monkeypatch, request, command):
-    args, said = COMMANDS[command]
     if command == "demo":
-        output = request.getfixturevalue("demo_output")
+        given, output = request.getfixturevalue("demo_output")
+        said = f"Wrote {given}/fit/abilities.csv"
     else:
+        args, said = COMMANDS[command]
         monkeypatch.chdir(folder)
         outcome = runner.invoke(app, args)
         assert outcome.exit_code == 0, outcome.output
@@ -96,11 +94,12 @@ def test_wrote_lines_print_the_path_as_given(folder, monkeypatch, request, comma
 
 def test_demo_wrote_lines_keep_a_long_path_on_one_line(demo_output):
     # outside a terminal rich folded these lines at 80 columns, cutting the path in two
-    lines = demo_output.splitlines()
-    page = f"{DEMO_OUT}{os.sep}report.html"
-    assert f"Wrote the HTML report {page} (open it in a browser)." in lines, demo_output
-    wrote = next(x for x in lines if x.startswith(f"Wrote {DEMO_OUT}"))
-    assert f"{DEMO_OUT}{os.sep}fit{os.sep}fit.json, " in wrote, demo_output
+    given, output = demo_output
+    lines = output.splitlines()
+    page = f"{given}{os.sep}report.html"
+    assert f"Wrote the HTML report {page} (open it in a browser)." in lines, output
+    wrote = next(x for x in lines if x.startswith(f"Wrote {given}"))
+    assert f"{given}{os.sep}fit{os.sep}fit.json, " in wrote, output
 
 
 def test_as_given_keeps_a_path_the_user_did_not_spell_otherwise(monkeypatch):

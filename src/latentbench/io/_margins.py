@@ -8,19 +8,18 @@ four in one parallel pass: rows split in :data:`BLOCKS` blocks shared by the thr
 block with its own column accumulators, summed at the end in block order (a fixed count, not
 the thread count, so that the sums are the same on any number of threads). Below
 :data:`KERNEL_MIN_CELLS` cells it uses NumPy instead (the same sums, no kernel compiled for a
-small first fit: the demo, a new user's first matrix).
+small first fit: the demo, a new user's first matrix). The kernel lives in
+:mod:`latentbench.io._margins_kernel`, imported only when a matrix is that large, so that
+``import latentbench.io`` does not import numba (``ls``, ``ingest`` and ``export`` never need
+it: about 0.3 s of CPU at each command's start).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-import numba
 import numpy as np
 import numpy.typing as npt
-
-from latentbench._numba_cache import CACHE
 
 __all__ = ["KERNEL_MIN_CELLS", "Margins", "dense_margins"]
 
@@ -93,30 +92,9 @@ def dense_margins(scores: npt.NDArray[np.floating]) -> Margins:
             np.count_nonzero(observed, axis=0).astype(np.int64),
             filled.sum(axis=0, dtype=np.float64),
         )
+    from latentbench.io._margins_kernel import _margins_kernel
+
     values = np.ascontiguousarray(values)
     blocks = max(1, min(values.shape[0], BLOCKS))
     row_count, row_sum, col_count, col_sum = _margins_kernel(values, blocks)
     return Margins(row_count, row_sum, col_count, col_sum)
-
-
-@numba.njit(parallel=True, cache=CACHE)
-def _margins_kernel(values: Any, blocks: int) -> Any:  # pragma: no cover - jit
-    n, m = values.shape
-    row_count = np.zeros(n, dtype=np.int64)
-    row_sum = np.zeros(n)
-    col_count = np.zeros((blocks, m), dtype=np.int64)
-    col_sum = np.zeros((blocks, m))
-    for block in numba.prange(blocks):
-        for i in range((block * n) // blocks, ((block + 1) * n) // blocks):
-            count = 0
-            total = 0.0
-            for j in range(m):
-                v = values[i, j]
-                if not np.isnan(v):
-                    count += 1
-                    total += v
-                    col_count[block, j] += 1
-                    col_sum[block, j] += v
-            row_count[i] = count
-            row_sum[i] = total
-    return row_count, row_sum, col_count.sum(axis=0), col_sum.sum(axis=0)
