@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import latentbench
 from latentbench.io import ResponseMatrix
 from latentbench.select._estimate_calibration import _MEMORY, load_calibration
 
@@ -276,10 +277,13 @@ def test_estimating_from_files_does_not_import_the_store(tmp_path):
         f"budget=10, seed=0, cache={str(tmp_path / 'cache')!r}); "
         "print(sorted(m for m in ('duckdb', 'latentbench.io.store') if m in sys.modules))"
     )
-    src = Path(__file__).resolve().parents[2] / "src"
+    # the package this process imported (src/ in a checkout, the installed copy in CI) with
+    # its numba cache: src/ where CI tests an installed copy compiled the estimate's kernels
+    # a second time there, which this test does not check
+    package_parent = Path(latentbench.__file__).resolve().parents[1]
     out = subprocess.run(
         [sys.executable, "-c", code],
-        env={**os.environ, "PYTHONPATH": str(src)},
+        env={**os.environ, "PYTHONPATH": str(package_parent)},
         capture_output=True,
         text=True,
         check=True,
