@@ -179,10 +179,19 @@ def test_report_on_a_malformed_fit_directory(tmp_path, fitted, name, content):
     assert name in text
 
 
-@pytest.mark.parametrize("sigma", [0, -1.0, float("nan"), float("inf"), 1e-320, True, "1"])
+@pytest.mark.parametrize(
+    "sigma",
+    [
+        *(0, -1.0, float("nan"), float("inf"), 1e-320, True, "1"),
+        pytest.param(10**400, id="int 1e400"),
+        pytest.param(-(10**400), id="int -1e400"),
+    ],
+)
 def test_a_fit_directory_with_an_edited_sigma_is_refused_by_name(tmp_path, fitted, sigma):
     # 0 divided by zero in estimate's compiled prediction (a traceback), a negative one
-    # flipped every item silently, NaN ended in "target=nan": refused when the fit is read
+    # flipped every item silently, NaN ended in "target=nan": refused when the fit is read.
+    # An integer too large for a float (JSON has no limit) raised OverflowError in the check
+    # itself (a traceback, review 2026-12-07)
     broken = _copy_fit(fitted, tmp_path / "broken")
     info = json.loads((broken / "fit.json").read_text())
     info["sigma"] = sigma

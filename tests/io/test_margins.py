@@ -71,3 +71,29 @@ def test_a_sparse_matrix_has_the_margins_of_its_dense_form():
     assert np.array_equal(got.col_count, dense.col_count)
     np.testing.assert_allclose(got.row_sum, dense.row_sum)
     np.testing.assert_allclose(got.col_sum, dense.col_sum)
+
+
+def test_numbas_fork_safe_layer_is_chosen_before_any_kernel_module():
+    """The margins of a matrix of 2M cells or more run numba's first parallel kernel when
+    nothing of ``latentbench.irt`` is imported yet, and only ``irt._kernels`` chose the
+    fork-safe workqueue layer: numba took GNU OpenMP, and a later ``fit.bootstrap(n_jobs=2)``
+    lost its forked workers ("Terminating: fork() called from a process already using GNU
+    OpenMP", BrokenProcessPool; review 2026-12-07). The layer is now chosen by the module that
+    every kernel module imports first (``_numba_cache``, for its ``CACHE``). Checked in a fresh
+    process (this one chose its layer long ago) that imports only that module: ~0.5 s, where
+    running the margins kernel there took 1.1 s (pandas, with ``latentbench.io``)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import latentbench
+
+    code = "import numba, latentbench._numba_cache; print(numba.config.THREADING_LAYER)"
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_THREADING_LAYER"}
+    env["PYTHONPATH"] = str(Path(latentbench.__file__).resolve().parents[1])
+    ran = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "workqueue", ran.stdout

@@ -363,12 +363,9 @@ def _read_info(path: Path) -> tuple[dict[str, Any], int]:
     sigma = info.get("sigma", 1.0)
     low, high = SIGMA_RANGE
     # a hand-edited temperature: 0 divides by zero, a negative one flips every item, NaN
-    # poisons every estimate (bool is an int to Python: refused too)
-    if (
-        isinstance(sigma, bool)
-        or not isinstance(sigma, (int, float))
-        or not low <= float(sigma) <= high
-    ):
+    # poisons every estimate (bool is an int to Python: refused too); compared as read, not
+    # through float(): JSON's integers have no limit and float(10**400) overflows
+    if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not low <= sigma <= high:
         raise InputError(
             f"{path}: sigma={sigma!r}; expected a number in [{low:g}, {high:g}] (the fit's "
             "temperature, as `latentbench fit` wrote it)"

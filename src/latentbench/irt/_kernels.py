@@ -16,18 +16,11 @@ from typing import Any
 
 import numba
 import numpy as np
-
-from latentbench._numba_cache import CACHE
-
-if "NUMBA_THREADING_LAYER" not in os.environ:
-    # numba's own work queue: fork-safe (experiments fan out over forked processes; GNU
-    # OpenMP aborts on fork) and it does not leave spinning threads that starve the BLAS
-    # call between two kernel passes (measured 4x faster on 2211 x 541). Set the environment
-    # variable NUMBA_THREADING_LAYER to choose another layer.
-    setattr(numba.config, "THREADING_LAYER", "workqueue")  # noqa: B010 (untyped module attribute)
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
+
+from latentbench._numba_cache import CACHE  # also chooses numba's workqueue layer
 
 __all__ = [
     "NUMPY_MAX_CELLS",
