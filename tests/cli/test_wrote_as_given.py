@@ -5,6 +5,7 @@ Every command that writes files spells its wrote line the same way (``as_given``
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,18 @@ def test_demo_wrote_lines_keep_a_long_path_on_one_line(demo_output):
     assert f"Wrote the HTML report {page} (open it in a browser)." in lines, output
     wrote = next(x for x in lines if x.startswith(f"Wrote {given}"))
     assert f"{given}{os.sep}fit{os.sep}fit.json, " in wrote, output
+
+
+def test_demo_command_lines_spell_the_out_folder_as_given(demo_output):
+    # the estimate command the demo suggests and the responses it names dropped the
+    # leading ./ that its wrote lines keep: one spelling of the folder in every line
+    given, output = demo_output
+    lines = output.splitlines()
+    calibration = shlex.quote(f"{given}{os.sep}calibration.parquet")
+    new_model = shlex.quote(f"{given}{os.sep}new_model.parquet")
+    suggested = f"The same with the command: latentbench estimate {calibration} {new_model} "
+    assert any(line.startswith(suggested) for line in lines), output
+    assert f"Responses used here:   {given}{os.sep}responses.parquet" in lines, output
 
 
 def test_as_given_keeps_a_path_the_user_did_not_spell_otherwise(monkeypatch):

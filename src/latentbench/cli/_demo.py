@@ -74,7 +74,7 @@ def demo(
         "Find the best model:   latentbench select replay RESPONSES.parquet (stops certified)\n"
         "Score a new model:     latentbench estimate CALIBRATION.parquet NEW.parquet --budget 100\n"
         "Report:                latentbench report DIR --out report.html\n"
-        f"Responses used here:   {paths['responses']}",
+        f"Responses used here:   {escape(as_given(paths['responses']))}",
         soft_wrap=True,
     )
 
@@ -103,7 +103,8 @@ def _print_estimate(result: Any) -> None:
     console.print(
         escape(
             "The same with the command: latentbench estimate "
-            f"{shlex.quote(str(paths['calibration']))} {shlex.quote(str(paths['new_model']))} "
+            f"{shlex.quote(as_given(paths['calibration']))} "
+            f"{shlex.quote(as_given(paths['new_model']))} "
             f"--budget {est.n_evaluated}"
         ),
         soft_wrap=True,
