@@ -31,12 +31,19 @@ Parts (``--part``):
     A history-free PULSE proxy refit: 1,000 candidates x 12,000 items with 5% revealed cells
     (the full rank-r fit of candidates and items), then 1% more cells revealed and the fit
     redone warm-started from the previous one.
+``refit-small``
+    The refit of a small history-free run: ``--models`` candidates (default 3) x ``--items``
+    (default 600) with a fifth of the cells revealed, rank 1 and 2, fitted from scratch as
+    :class:`~latentbench.select.OnlineProxy` refits: CPU time per fit and per sweep (median of
+    ``--repeats`` batches of 40 fits). There the costs around the cell pass (the per-model
+    solve, the rebalancing) weigh as much as the pass itself.
 
 Usage::
 
     python benchmarks/bench_sparse.py --part missing
     python benchmarks/bench_sparse.py --part large --models 5000 --items 20000
     python benchmarks/bench_sparse.py --part proxy
+    python benchmarks/bench_sparse.py --part refit-small --repeats 7
     python benchmarks/bench_sparse.py --from-long                       # 10M cells
     python benchmarks/bench_sparse.py --from-long --models 50000 --items 200000   # 100M
 """
@@ -356,6 +363,28 @@ def part_proxy(n: int, m: int, revealed: float, rank: int, tol: float) -> None:
     )
 
 
+def part_refit_small(n: int, m: int, repeats: int) -> None:
+    rng = np.random.default_rng(5)
+    b = rng.normal(0.0, 3.0, m)
+    P = 1 / (1 + np.exp(-(np.linspace(1.0, -1.0, n)[:, None] + b[None, :])))
+    Y = (rng.random((n, m)) < P).astype(np.float32)
+    Y[rng.random((n, m)) > 0.2] = np.nan
+    cells = ObservedCells.from_dense(Y)
+    for rank in (1, 2):
+        sweeps = fit_sparse(cells, rank=rank, tol=1e-5).n_iter  # (compiles on a cold cache)
+        per_fit = []
+        for _ in range(repeats):
+            start = _cpu()
+            for _ in range(40):
+                fit_sparse(cells, rank=rank, tol=1e-5)
+            per_fit.append((_cpu() - start) / 40)
+        fit_ms = 1e3 * float(np.median(per_fit))
+        print(
+            f"refit {n} x {m}, a fifth revealed, rank {rank}: {fit_ms:.2f} ms CPU per fit, "
+            f"{sweeps} sweeps, {1e3 * fit_ms / sweeps:.0f} us per sweep"
+        )
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         n, m, density, tol = sys.argv[2:6]
@@ -363,7 +392,9 @@ def main() -> None:
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--part", choices=["missing", "large", "proxy", "from-long"], default="missing"
+        "--part",
+        choices=["missing", "large", "proxy", "refit-small", "from-long"],
+        default="missing",
     )
     parser.add_argument("--from-long", action="store_true", help="same as --part from-long")
     parser.add_argument("--no-dense", action="store_true", help="from-long: sparse path only")
@@ -381,6 +412,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.from_long:
         args.part = "from-long"
+    if args.part == "refit-small":
+        part_refit_small(args.models or 3, args.items or 600, args.repeats)
+        return
     small = args.part == "from-long"
     args.models = args.models or (20_000 if small else 50_000)
     args.items = args.items or (50_000 if small else 200_000)

@@ -61,6 +61,58 @@ def store_held():
     return hold
 
 
+_RAM_FOLDER = Path("/dev/shm")
+"""A memory-backed folder (tmpfs) where the system has one: a file's ``fsync`` there returns at
+once, where on the disk it waits for the device."""
+
+
+@pytest.fixture(scope="session")
+def _ram_root(request):
+    """This session's (this worker's) folder under :data:`_RAM_FOLDER`, removed at its end;
+    None without a usable one (no such folder, not writable, under 1 GiB free) or when the
+    run names its own ``--basetemp``."""
+    import shutil
+    import tempfile
+
+    if request.config.getoption("basetemp") is not None:  # the user chose where files go
+        yield None
+        return
+    try:
+        usable = (
+            _RAM_FOLDER.is_dir()
+            and os.access(_RAM_FOLDER, os.W_OK | os.X_OK)
+            and shutil.disk_usage(_RAM_FOLDER).free >= 1 << 30
+        )
+        root = Path(tempfile.mkdtemp(prefix="pytest-ram-", dir=_RAM_FOLDER)) if usable else None
+    except OSError:
+        root = None
+    yield root
+    if root is not None:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def ram_tmp_path(request, _ram_root, tmp_path_factory):
+    """A test's own empty folder in memory (:data:`_RAM_FOLDER`), removed after the test; the
+    usual ``tmp_path`` where there is none. A folder's conftest that names it as its
+    ``tmp_path`` keeps its tests' files off the disk: a DuckDB store syncs its file at every
+    commit (a live run commits every paid cell), which on this suite's machines waited for the
+    disk for longer than the commit took (``tests/select_live``: 1.6 times the CPU time, in
+    wall time). Nothing of what these tests check depends on the device: a killed process's
+    writes are in the page cache either way. ``--basetemp DIR`` puts them back under DIR."""
+    import re
+    import shutil
+    import tempfile
+
+    name = re.sub(r"[\W]", "_", request.node.name)[:30]
+    if _ram_root is None:
+        yield tmp_path_factory.mktemp(name, numbered=True)
+        return
+    path = Path(tempfile.mkdtemp(prefix=name, dir=_ram_root))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def shared_fit(tmp_path_factory):
     """``shared_fit(name) -> (fit_dir, output)``: ``latentbench fit`` of a shared matrix, run

@@ -211,3 +211,65 @@ def test_sparse_fit_is_the_same_compiled_and_loaded_from_the_numba_cache(tmp_pat
     fits = [bits for _, *bits in runs]
     assert [len(bits) for bits in fits] == [2, 2]
     assert fits[0][0] == fits[0][1] == fits[1][0] == fits[1][1]
+
+
+def _rebalance_as_written(U, V, b, penalty, nonneg):
+    """The zero-mean rebalancing loop as first written (every term rebuilt at every pass):
+    the reference :func:`latentbench.irt._sparse._rebalance` keeps the bits of."""
+    r = U.shape[1]
+    lam_u, lam_v, lam_b = penalty.precision_U, penalty.precision_V, penalty.precision_b
+    before = penalty.value(U, V, b)
+    n = U.shape[0]
+    su, suu = U.sum(axis=0), (U * U).sum(axis=0)
+    svv = (V * V).sum(axis=0)
+    VtV, Vtb = V.T @ V, V.T @ b
+    c, d = np.ones(r), np.zeros(r)
+    for _ in range(20):
+        A = lam_u * n * np.diag(c * c) + lam_b * VtV
+        rhs = lam_b * Vtb - lam_u * c * c * su
+        try:
+            d = np.linalg.solve(A, rhs)
+        except np.linalg.LinAlgError:
+            break
+        spread = suu + 2 * d * su + n * d * d
+        if np.any(spread <= 0) or np.any(svv <= 0):
+            break
+        c_new = (lam_v * svv / (lam_u * spread)) ** 0.25
+        if np.max(np.abs(c_new / c - 1)) < 1e-12:
+            c = c_new
+            break
+        c = c_new
+    U_new, V_new, b_new = (U + d) * c, V / c, b - V @ d
+    if nonneg:
+        np.maximum(V_new, 0.0, out=V_new)
+    if penalty.value(U_new, V_new, b_new) < before:
+        return U_new, V_new, b_new
+    return U, V, b
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3])
+def test_rebalancing_keeps_the_bits_of_the_loop_as_written(rank: int) -> None:
+    """The loop's invariant terms are computed once (lam_b V^T V, lam_b V^T b, lam_v |v|^2,
+    lam_u n) and A is filled in place: the same operations on the same operands, so the same
+    bits, at every rank, with an off-diagonal zero's sign, with or without V >= 0, and where
+    the loop breaks at once (a column of V all zero)."""
+    from latentbench.irt._objective import GaussianPenalty
+    from latentbench.irt._sparse import _rebalance
+
+    rng = np.random.default_rng(rank)
+    cases = []
+    for k in range(12):
+        U = rng.normal(0.0, 2.0, (3 + 5 * k, rank)) + rng.normal(0.0, 1.0, rank)
+        V = rng.normal(0.5, 1.0, (60 + 40 * k, rank)) * rng.uniform(0.1, 3.0, rank)
+        b = rng.normal(0.0, 2.0, V.shape[0])
+        cases.append((U, V, b))
+    zero = cases[0][1].copy()
+    zero[:, 0] = 0.0  # |v_1|^2 = 0: the loop stops after its first shift
+    cases.append((cases[0][0], zero, cases[0][2]))
+    for penalty in (GaussianPenalty.ridge(1e-2), GaussianPenalty(0.5, 2.0, 0.0)):
+        for U, V, b in cases:
+            for nonneg in (True, False):
+                got = _rebalance(U, V, b, penalty, nonneg)
+                want = _rebalance_as_written(U, V, b, penalty, nonneg)
+                for x, y in zip(got, want, strict=True):
+                    assert x.shape == y.shape and x.tobytes() == y.tobytes()

@@ -75,3 +75,9 @@ def bare_calibration(K: int = 4, n: int = 3, **kw: object) -> Any:
         hash="0" * 16,
         **kw,
     )
+
+
+@pytest.fixture
+def tmp_path(ram_tmp_path):
+    """These tests' files in memory (``ram_tmp_path``): a DuckDB store syncs at every commit."""
+    return ram_tmp_path

@@ -291,3 +291,9 @@ def live_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     state.timeout_release.set()
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture
+def tmp_path(ram_tmp_path: Path) -> Path:
+    """These tests' files in memory (``ram_tmp_path``): their stores commit every paid cell."""
+    return ram_tmp_path

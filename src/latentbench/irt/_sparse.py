@@ -86,20 +86,36 @@ def _rebalance(
         svv = (V * V).sum(axis=0)
         VtV, Vtb = V.T @ V, V.T @ b
         c, d = np.ones(r), np.zeros(r)
+        # what the loop's expressions compute the same way at every pass, once (the same
+        # operations on the same operands, so the same bits): lam_u n, lam_b V^T V (its
+        # off-diagonal, 0 + lam_b V^T V of the sum below, is lam_b V^T V + 0: the sign of a
+        # zero as there), lam_b V^T b, lam_v |v_k|^2 and whether one of them is 0
+        scale_u = lam_u * n
+        coupling = lam_b * VtV
+        off = coupling + 0.0
+        on = coupling.diagonal().copy()
+        target = lam_b * Vtb
+        pull = lam_v * svv
+        flat = bool((svv <= 0).any())
+        A = np.empty((r, r))
+        diagonal = A.reshape(-1)[:: r + 1]  # a view of A's diagonal
         for _ in range(20):
             # shift: minimise lam_u sum_k c_k^2 |u_k + d_k|^2 + lam_b |b - V d|^2 over d
-            A = lam_u * n * np.diag(c * c) + lam_b * VtV
-            rhs = lam_b * Vtb - lam_u * c * c * su
+            # (A = lam_u n diag(c^2) + lam_b V^T V, rhs = lam_b V^T b - lam_u c c su)
+            cc = c * c
+            A[...] = off
+            np.add(scale_u * cc, on, out=diagonal)
+            rhs = target - lam_u * c * c * su
             try:
                 d = np.linalg.solve(A, rhs)
             except np.linalg.LinAlgError:
                 break
             # scales: c_k^4 = lam_v |v_k|^2 / (lam_u |u_k + d_k|^2)
             spread = suu + 2 * d * su + n * d * d
-            if np.any(spread <= 0) or np.any(svv <= 0):
+            if (spread <= 0).any() or flat:
                 break
-            c_new = (lam_v * svv / (lam_u * spread)) ** 0.25
-            if np.max(np.abs(c_new / c - 1)) < 1e-12:
+            c_new = (pull / (lam_u * spread)) ** 0.25
+            if np.abs(c_new / c - 1).max() < 1e-12:
                 c = c_new
                 break
             c = c_new

@@ -48,7 +48,6 @@ __all__ = [
 _FASTMATH_ORDERED = _FASTMATH - {"reassoc"}
 """The fastmath flags of the sweep kernels: every flag of the package's but ``reassoc``, so that
 the kernel compiled in a process and the one loaded from the cache add in the same order."""
-_N_CHUNKS = 256  # parallel work units of the per-model solve; fixed, for load balance
 
 
 def model_statistics_size(rank: int) -> int:
@@ -341,7 +340,7 @@ def column_pass(  # pragma: no cover - jit
         loss[block] = total
 
 
-@numba.njit(parallel=True, fastmath=_FASTMATH_ORDERED, error_model="numpy", cache=CACHE)
+@numba.njit(fastmath=_FASTMATH_ORDERED, error_model="numpy", cache=CACHE)
 def solve_models(  # pragma: no cover - jit
     stats: Any,
     U: Any,
@@ -350,6 +349,10 @@ def solve_models(  # pragma: no cover - jit
     U_out: Any,
 ) -> Any:
     """Every model's ``r x r`` majorizer problem from the summed block statistics.
+
+    Serial: a solve is a few dozen operations per model, less than starting a parallel loop
+    (which cost 40-60 us a call on one thread, more than the solves of every model of a
+    history-free run's refit), and each model's arithmetic is the same in either.
 
     Parameters
     ----------
@@ -364,34 +367,32 @@ def solve_models(  # pragma: no cover - jit
     """
     n_blocks, N, _ = stats.shape
     r = U.shape[1]
-    step = (N + _N_CHUNKS - 1) // _N_CHUNKS
-    for chunk in numba.prange(_N_CHUNKS):
-        G = np.empty((r, r))
-        h = np.empty(r)
-        u = np.empty(r)
-        L = np.empty((r, r))
-        for i in range(chunk * step, min(N, (chunk + 1) * step)):
+    G = np.empty((r, r))
+    h = np.empty(r)
+    u = np.empty(r)
+    L = np.empty((r, r))
+    for i in range(N):
+        t = r
+        for m in range(r):
+            h[m] = target[m]
+            for n in range(m + 1):
+                G[m, n] = curvature[m, n]
+        for block in range(n_blocks):
             t = r
             for m in range(r):
-                h[m] = target[m]
+                h[m] += stats[block, i, m]
                 for n in range(m + 1):
-                    G[m, n] = curvature[m, n]
-            for block in range(n_blocks):
-                t = r
-                for m in range(r):
-                    h[m] += stats[block, i, m]
-                    for n in range(m + 1):
-                        G[m, n] += stats[block, i, t]
-                        t += 1
+                    G[m, n] += stats[block, i, t]
+                    t += 1
+        for m in range(r):
+            for n in range(m):
+                G[n, m] = G[m, n]
+        if _solve_spd(G, h, u, L):
             for m in range(r):
-                for n in range(m):
-                    G[n, m] = G[m, n]
-            if _solve_spd(G, h, u, L):
-                for m in range(r):
-                    U_out[i, m] = u[m]
-            else:
-                for m in range(r):
-                    U_out[i, m] = U[i, m]
+                U_out[i, m] = u[m]
+        else:
+            for m in range(r):
+                U_out[i, m] = U[i, m]
 
 
 @numba.njit(parallel=True, error_model="numpy", cache=CACHE)
