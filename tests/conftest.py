@@ -66,6 +66,27 @@ _RAM_FOLDER = Path("/dev/shm")
 once, where on the disk it waits for the device."""
 
 
+def _basetemp_chosen(config: pytest.Config) -> bool:
+    """Whether the user named ``--basetemp`` (on the command line or in ``PYTEST_ADDOPTS``).
+
+    Not ``config.getoption("basetemp")``: pytest-xdist gives every worker a ``--basetemp`` of
+    its own (``.../popen-gw0``), so in the suite's own command (``-n auto``) that was always
+    set and the files never went to memory."""
+    import shlex
+
+    if not hasattr(config, "workerinput"):  # not an xdist worker: the option is the user's
+        return config.getoption("basetemp") is not None
+    given = [*map(str, config.invocation_params.args)]
+    given += shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
+    return any(arg == "--basetemp" or arg.startswith("--basetemp=") for arg in given)
+
+
+@pytest.fixture(scope="session")
+def basetemp_chosen(request) -> bool:
+    """Whether the user named ``--basetemp`` (xdist's own per-worker one aside)."""
+    return _basetemp_chosen(request.config)
+
+
 @pytest.fixture(scope="session")
 def _ram_root(request):
     """This session's (this worker's) folder under :data:`_RAM_FOLDER`, removed at its end;
@@ -74,7 +95,7 @@ def _ram_root(request):
     import shutil
     import tempfile
 
-    if request.config.getoption("basetemp") is not None:  # the user chose where files go
+    if _basetemp_chosen(request.config):  # the user chose where files go
         yield None
         return
     try:

@@ -11,7 +11,7 @@ import pytest
 RAM = Path("/dev/shm")
 
 
-def test_the_stores_of_these_tests_are_written_to_memory(tmp_path, request):
+def test_the_stores_of_these_tests_are_written_to_memory(tmp_path, basetemp_chosen):
     """A live run commits every paid cell, and each commit syncs the store's file: on the
     disk of the suite's machines the tests of this folder waited for it longer than they
     computed (test_estimate_live.py: 24-32 s of wall time, 15 s with the files in memory).
@@ -21,7 +21,7 @@ def test_the_stores_of_these_tests_are_written_to_memory(tmp_path, request):
         and os.access(RAM, os.W_OK | os.X_OK)
         and shutil.disk_usage(RAM).free >= 1 << 30
     )
-    if not usable or request.config.getoption("basetemp") is not None:
+    if not usable or basetemp_chosen:  # (xdist's per-worker --basetemp is not the user's)
         pytest.skip("no usable memory-backed folder, or --basetemp given")
     assert tmp_path.is_relative_to(RAM), tmp_path
     assert tmp_path.is_dir() and not any(tmp_path.iterdir())
