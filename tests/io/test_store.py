@@ -710,6 +710,7 @@ def _read_only_writes(table_file: Path):
         ),
         "add_decision": lambda s, run: s.add_decision(run, 1, {"pick": "q2"}),
         "record_requests": lambda s, run: s.record_requests(run, 1),
+        "request_ledger": lambda s, run: s.request_ledger(run)(1),
         "redact_selection_config": lambda s, run: s.redact_selection_config(run),
         "publish_selection": lambda s, run: s.publish_selection(
             run, benchmark="live", metric="acc"
@@ -727,6 +728,7 @@ _WRITES = {
     "add_observations": "the observations to its selection_observations table",
     "add_decision": "the decision to its selection_decisions table",
     "record_requests": "the request to its selection_requests table",
+    "request_ledger": "the request to its selection_requests table",
     # a stored key to mask: written through set_selection_config
     "redact_selection_config": "the run's config to its selection_runs table",
     "publish_selection": "the run's scored cells to its responses table",
@@ -790,9 +792,9 @@ def test_the_request_ledger_sums_per_run_and_takes_writes_from_threads(tmp_path)
     with Store(path) as db:
         run = db.start_selection({"policy": "random"})
         assert db.selection_requests(run) == 0 and db.selection_requests("other") == 0
+        ledger = db.request_ledger(run)  # as a live run hands it to its oracle's workers
         threads = [
-            threading.Thread(target=lambda: [db.record_requests(run, 1) for _ in range(25)])
-            for _ in range(4)
+            threading.Thread(target=lambda: [ledger(1) for _ in range(25)]) for _ in range(4)
         ]
         for thread in threads:
             thread.start()

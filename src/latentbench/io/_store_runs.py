@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -262,11 +263,37 @@ class SelectionRuns:
             On a store opened ``read_only`` (naming its file; nothing is written).
         """
         with self._ledger_lock:
-            if self._ledger_cursor is None:
-                self._ledger_cursor = self.connection.cursor()
+            self._ledger_cursor = self._ledger_cursor or self.connection.cursor()
             self._ledger_cursor.execute(
                 "INSERT INTO selection_requests VALUES (?, ?, ?)", [run_id, int(delta), utc_now()]
             )
+
+    @writes("the request to its selection_requests table")
+    def request_ledger(self, run_id: str) -> Callable[[int], None]:
+        """The request ledger of run ``run_id`` as a callable ``ledger(delta)``
+        (:meth:`record_requests`), for
+        :meth:`ChatCompletionsOracle.set_ledger
+        <latentbench.select.oracles.ChatCompletionsOracle.set_ledger>`. Its cursor is opened
+        here, in the calling thread, before any worker thread records.
+
+        Parameters
+        ----------
+        run_id : str
+            The run's id.
+
+        Returns
+        -------
+        callable
+            ``ledger(delta)``: records ``delta`` requests of the run, committed on return.
+
+        Raises
+        ------
+        InputError
+            On a store opened ``read_only`` (naming its file; nothing is written).
+        """
+        with self._ledger_lock:
+            self._ledger_cursor = self._ledger_cursor or self.connection.cursor()
+        return functools.partial(self.record_requests, run_id)
 
     def selection_requests(self, run_id: str) -> int | None:
         """The requests of run ``run_id`` in the request ledger (its sum; 0 when it holds

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -206,7 +205,7 @@ class DurableOracle:
         held to the requests left, and a batch it cannot finish raises it after storing
         what was paid. An oracle with ``set_ledger`` (the chat-completions one) records each
         request in the store before sending it
-        (:meth:`~latentbench.io.store.Store.record_requests`), and the run's count is the
+        (:meth:`~latentbench.io.store.Store.request_ledger`), and the run's count is the
         larger of that ledger and the stored cells' ``attempts``: the requests in flight
         when a session was killed count too.
     planned : int
@@ -295,7 +294,7 @@ class DurableOracle:
             if sent is not None and sent < requests_stored:  # sessions before the ledger:
                 store.record_requests(run_id, requests_stored - sent)  # held from now on
                 sent = requests_stored
-            ledger(functools.partial(store.record_requests, run_id))
+            ledger(store.request_ledger(run_id))
         self.requests_unstored = max((sent or 0) - requests_stored, 0)
         self.requests_total = requests_stored + self.requests_unstored
         for model, item, score, error in zip(
