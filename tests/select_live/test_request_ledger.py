@@ -81,7 +81,7 @@ def test_requests_in_flight_at_a_sigkill_count_against_the_spend_cap(live_setup)
     assert s.state.n_posts >= cap - 8  # stopped by the cap, a batch of 8 short at most
     line = (
         "4 request(s) sent by an earlier session were not stored with an answer (the process "
-        "was killed): counted against spend_cap"
+        "was killed, or aborted by a second Ctrl-C): counted against spend_cap"
     )
     assert line in " ".join(again.stderr.split()), again.stderr
     result = json.loads(again.stdout)
@@ -190,7 +190,7 @@ def test_estimate_and_compare_live_count_the_ledger_and_say_it(live_setup, task)
         again = _session(task, cal, config, store, 12)
     line = (
         "2 request(s) sent by an earlier session were not stored with an answer (the process "
-        "was killed): counted against spend_cap"
+        "was killed, or aborted by a second Ctrl-C): counted against spend_cap"
     )
     assert [str(w.message) for w in seen].count(line) == 1, [str(w.message) for w in seen]
     assert line in again.warnings, again.warnings

@@ -161,7 +161,8 @@ def run_requests(
 
 def unstored_note(durable: DurableOracle) -> str:
     """The line saying how many requests an earlier session sent without storing their
-    cells (the process was killed): counted against ``spend_cap``; empty if none.
+    cells (the process was killed, or aborted by a second Ctrl-C): counted against
+    ``spend_cap``; empty if none.
 
     Parameters
     ----------
@@ -176,7 +177,7 @@ def unstored_note(durable: DurableOracle) -> str:
         return ""
     return (
         f"{n} request(s) sent by an earlier session were not stored with an answer (the "
-        "process was killed): counted against spend_cap"
+        "process was killed, or aborted by a second Ctrl-C): counted against spend_cap"
     )
 
 
