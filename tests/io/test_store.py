@@ -53,6 +53,7 @@ def test_new_store_has_schema_and_versions(store):
         "selection_runs",
         "selection_observations",
         "selection_decisions",
+        "selection_requests",
     } <= tables
     assert store.benchmarks() == [] and store.models() == []
 
@@ -708,6 +709,8 @@ def _read_only_writes(table_file: Path):
             run, {"seq": [7], "model": ["m1"], "item": ["q2"], "score": [0.0]}
         ),
         "add_decision": lambda s, run: s.add_decision(run, 1, {"pick": "q2"}),
+        "record_requests": lambda s, run: s.record_requests(run, 1),
+        "request_ledger": lambda s, run: s.request_ledger(run)(1),
         "redact_selection_config": lambda s, run: s.redact_selection_config(run),
         "publish_selection": lambda s, run: s.publish_selection(
             run, benchmark="live", metric="acc"
@@ -724,6 +727,8 @@ _WRITES = {
     "set_selection_config": "the run's config to its selection_runs table",
     "add_observations": "the observations to its selection_observations table",
     "add_decision": "the decision to its selection_decisions table",
+    "record_requests": "the request to its selection_requests table",
+    "request_ledger": "the request to its selection_requests table",
     # a stored key to mask: written through set_selection_config
     "redact_selection_config": "the run's config to its selection_runs table",
     "publish_selection": "the run's scored cells to its responses table",
@@ -748,7 +753,7 @@ def test_every_write_on_a_read_only_store_names_the_file(tmp_path, method):
         db.add_observations(run, {"seq": [0], "model": ["m1"], "item": ["q1"], "score": [1.0]})
     before = duckdb.connect(str(path), read_only=True)
     tables = ("responses", "ingests", "fits", "selection_runs", "selection_observations",
-              "selection_decisions")  # fmt: skip
+              "selection_decisions", "selection_requests")  # fmt: skip
     state = {t: before.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}
     before.close()
     call = _read_only_writes(table)[method]
@@ -775,3 +780,30 @@ def test_redact_on_a_read_only_store_with_nothing_to_mask_writes_nothing(tmp_pat
         run = db.start_selection({"models": [{"name": "m1"}]})
     with Store(path, read_only=True) as db:
         assert db.redact_selection_config(run) == []
+
+
+def test_the_request_ledger_sums_per_run_and_takes_writes_from_threads(tmp_path):
+    """The request ledger (``selection_requests``) is written by a live run's worker threads
+    beside the main thread's writes: each call commits one row, through a cursor of its own;
+    its sum per run is what :meth:`Store.selection_requests` reads."""
+    import threading
+
+    path = tmp_path / "ledger.duckdb"
+    with Store(path) as db:
+        run = db.start_selection({"policy": "random"})
+        assert db.selection_requests(run) == 0 and db.selection_requests("other") == 0
+        ledger = db.request_ledger(run)  # as a live run hands it to its oracle's workers
+        threads = [
+            threading.Thread(target=lambda: [ledger(1) for _ in range(25)]) for _ in range(4)
+        ]
+        for thread in threads:
+            thread.start()
+        for k in range(10):  # the main thread's own writes meanwhile
+            db.add_observations(run, {"seq": [k], "model": ["m"], "item": [f"q{k}"]})
+        for thread in threads:
+            thread.join()
+        db.record_requests(run, -1)
+        assert db.selection_requests(run) == 99
+    with Store(path, read_only=True) as db:  # committed: read back after the store closed
+        assert db.selection_requests(run) == 99
+        assert len(db.selection_observations(run)) == 10

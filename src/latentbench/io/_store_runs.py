@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import threading
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -62,6 +64,8 @@ class SelectionRuns:
 
     path: str
     _read_only: bool  # Store's: the methods marked ``writes`` refuse a read-only store
+    _ledger_lock: threading.Lock  # Store's: one thread at a time on the ledger's cursor
+    _ledger_cursor: duckdb.DuckDBPyConnection | None
 
     if TYPE_CHECKING:
 
@@ -236,6 +240,94 @@ class SelectionRuns:
             "INSERT INTO selection_decisions VALUES (?, ?, ?)",
             [run_id, int(round), json.dumps(payload, default=str, sort_keys=True)],
         )
+
+    @writes("the request to its selection_requests table")
+    def record_requests(self, run_id: str, delta: int) -> None:
+        """Record ``delta`` HTTP requests of run ``run_id`` in the request ledger, committed
+        when it returns: a live run records 1 before each request is sent and -1 for one that
+        never reached a server (so a killed session's requests in flight are counted).
+
+        Safe to call from several threads at once, beside the store's other writes: the
+        ledger has a cursor of its own, used by one thread at a time.
+
+        Parameters
+        ----------
+        run_id : str
+            The run's id.
+        delta : int
+            Requests to add (negative for a refund).
+
+        Raises
+        ------
+        InputError
+            On a store opened ``read_only`` (naming its file; nothing is written).
+        """
+        with self._ledger_lock:
+            self._ledger_cursor = self._ledger_cursor or self.connection.cursor()
+            self._ledger_cursor.execute(
+                "INSERT INTO selection_requests VALUES (?, ?, ?)", [run_id, int(delta), utc_now()]
+            )
+
+    @writes("the request to its selection_requests table")
+    def request_ledger(self, run_id: str) -> Callable[[int], None]:
+        """The request ledger of run ``run_id`` as a callable ``ledger(delta)``
+        (:meth:`record_requests`), for
+        :meth:`ChatCompletionsOracle.set_ledger
+        <latentbench.select.oracles.ChatCompletionsOracle.set_ledger>`. Its cursor is opened
+        here, in the calling thread, before any worker thread records.
+
+        Parameters
+        ----------
+        run_id : str
+            The run's id.
+
+        Returns
+        -------
+        callable
+            ``ledger(delta)``: records ``delta`` requests of the run, committed on return.
+
+        Raises
+        ------
+        InputError
+            On a store opened ``read_only`` (naming its file; nothing is written).
+        """
+        with self._ledger_lock:
+            self._ledger_cursor = self._ledger_cursor or self.connection.cursor()
+        return functools.partial(self.record_requests, run_id)
+
+    def selection_requests(self, run_id: str) -> int | None:
+        """The requests of run ``run_id`` in the request ledger (its sum; 0 when it holds
+        none), or None for a store without the ledger (written by an earlier version and
+        opened read-only).
+
+        Parameters
+        ----------
+        run_id : str
+            The run's id.
+
+        Returns
+        -------
+        int or None
+        """
+        try:
+            row = self.connection.execute(
+                "SELECT coalesce(sum(delta), 0) FROM selection_requests WHERE run_id = ?",
+                [run_id],
+            ).fetchone()
+        except duckdb.CatalogException:  # an older store, opened read-only: no ledger
+            return None
+        return int(row[0]) if row is not None else 0
+
+    def _close_ledger(self) -> None:
+        """Close the ledger's cursor (idempotent; before the connection: an open cursor
+        keeps the file open)."""
+        lock = getattr(self, "_ledger_lock", None)
+        if lock is None:
+            return
+        with lock:
+            if self._ledger_cursor is not None:
+                self._ledger_cursor.close()
+                self._ledger_cursor = None
 
     def redact_selection_config(self, run_id: str) -> list[str]:
         """Mask, in the store, a key that an earlier version stored in the ``config`` record of

@@ -120,6 +120,11 @@ CREATE TABLE IF NOT EXISTS selection_decisions (
     payload VARCHAR,
     PRIMARY KEY (run_id, round)
 );
+CREATE TABLE IF NOT EXISTS selection_requests (
+    run_id VARCHAR NOT NULL,
+    delta INTEGER NOT NULL,
+    recorded_at TIMESTAMP NOT NULL
+);
 """
 
 

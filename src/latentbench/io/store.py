@@ -28,6 +28,12 @@ Tables
     ``score`` is NULL when the request failed; ``error`` then holds the reason.
 ``selection_decisions`` (run_id, round, payload JSON)
     What the policy decided at each round.
+``selection_requests`` (run_id, delta, recorded_at)
+    The ledger of a live run's HTTP requests (chat-completions oracle): ``delta`` 1 committed
+    before each request is sent, -1 for one refunded (it never reached a server). Its sum
+    counts the requests of cells a killed session never stored; ``spend_cap`` counts the
+    larger of it and the stored ``attempts``. Absent in older stores until they are next
+    opened for writing.
 
 JSON columns are stored as text (``VARCHAR``), so no DuckDB extension is needed.
 """
@@ -42,6 +48,7 @@ import math
 import numbers
 import os
 import re
+import threading
 import time
 import uuid
 import warnings
@@ -567,6 +574,8 @@ class Store(SelectionRuns):
             )
         existed = self.path != ":memory:" and Path(self.path).is_file()
         self._connection: duckdb.DuckDBPyConnection | None = None
+        self._ledger_lock = threading.Lock()  # the request ledger's cursor, one thread at a time
+        self._ledger_cursor: duckdb.DuckDBPyConnection | None = None
         self._connection = _connect(self.path, read_only, wait, given)
         try:
             self._open(read_only, existed)
@@ -692,6 +701,7 @@ class Store(SelectionRuns):
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
+        self._close_ledger()
         if getattr(self, "_connection", None) is not None:
             self._connection.close()  # type: ignore[union-attr]
             self._connection = None

@@ -142,6 +142,7 @@ def compare_live(
                                 stop_event=stop_event, progress=progress,
                                 weights=weights)  # fmt: skip
     from latentbench.select.live import DurableOracle
+    from latentbench.select.live._durable import unstored_note
     from latentbench.select.live._run import (
         _open_run,
         abort_oracle,
@@ -192,6 +193,9 @@ def compare_live(
         ),
         reuse_notes=reused_notes,
     )
+    unstored = unstored_note(durable)
+    if unstored:  # a killed session's requests in flight: counted, said with the result
+        notes.append(unstored)
     rows = (names.index(x_name), names.index(y_name))
     stops: list[LiveStop] = []
     snapshot = SnapshotWriter(store.path, run_id, "compare", spend_cap=cfg.run.spend_cap)

@@ -175,6 +175,7 @@ def estimate_live(
     seed = check_seed(seed, "seed")
     from latentbench.io.store import Store
     from latentbench.select.live import DurableOracle
+    from latentbench.select.live._durable import unstored_note
     from latentbench.select.live._run import (
         _open_run,
         empty_answers_note,
@@ -256,6 +257,9 @@ def estimate_live(
         reuse=reusable_answers(store, cfg, run_id, [model], notes=reused_notes, origins=origins),
         reuse_notes=reused_notes,
     )
+    unstored = unstored_note(durable)
+    if unstored:  # a killed session's requests in flight: counted, said with the result
+        notes.append(unstored)
     row = names.index(model)
     planned = budget or len(columns)
     snapshot = SnapshotWriter(store.path, run_id, "estimate", spend_cap=cfg.run.spend_cap)

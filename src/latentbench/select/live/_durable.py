@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from latentbench.io.store import Store
     from latentbench.select._base import Policy
 
-__all__ = ["DurableOracle", "LiveProgress"]
+__all__ = ["DurableOracle", "LiveProgress", "run_requests", "unstored_note"]
 
 
 @dataclass
@@ -135,6 +135,52 @@ def _in_range(value: float) -> tuple[float, str | None]:
     )
 
 
+def run_requests(
+    store: Store, run_id: str, stored: pd.DataFrame | None = None
+) -> tuple[int, int | None]:
+    """The paid requests of run ``run_id``: those its stored cells hold (``attempts``; a row
+    written before attempts were stored counts one) and the sum of its request ledger (None
+    for a store without one: an older store opened read-only).
+
+    Parameters
+    ----------
+    store : latentbench.io.store.Store
+    run_id : str
+    stored : DataFrame, optional
+        The run's ``selection_observations`` when already read.
+
+    Returns
+    -------
+    (int, int or None)
+    """
+    if stored is None:
+        stored = store.selection_observations(run_id)
+    attempts = stored["attempts"] if "attempts" in stored.columns else pd.Series(1, stored.index)
+    return int(attempts.fillna(1).sum()), store.selection_requests(run_id)
+
+
+def unstored_note(durable: DurableOracle) -> str:
+    """The line saying how many requests an earlier session sent without storing their
+    cells (the process was killed, or aborted by a second Ctrl-C): counted against
+    ``spend_cap``; empty if none.
+
+    Parameters
+    ----------
+    durable : DurableOracle
+
+    Returns
+    -------
+    str
+    """
+    n = durable.requests_unstored
+    if n <= 0:
+        return ""
+    return (
+        f"{n} request(s) sent by an earlier session were not stored with an answer (the "
+        "process was killed, or aborted by a second Ctrl-C): counted against spend_cap"
+    )
+
+
 class DurableOracle:
     """Wrap an oracle so that every cell is stored before use and never requested twice.
 
@@ -158,7 +204,11 @@ class DurableOracle:
         batch with more new cells than the requests left raises :class:`SpendCapReached`
         before any request; an oracle with ``limit_requests`` (the chat-completions one) is
         held to the requests left, and a batch it cannot finish raises it after storing
-        what was paid.
+        what was paid. An oracle with ``set_ledger`` (the chat-completions one) records each
+        request in the store before sending it
+        (:meth:`~latentbench.io.store.Store.request_ledger`), and the run's count is the
+        larger of that ledger and the stored cells' ``attempts``: the requests in flight
+        when a session was killed count too.
     planned : int
         Cells the run plans to reveal (progress only).
     stop_event : threading.Event, optional
@@ -190,7 +240,13 @@ class DurableOracle:
     n_calls : int
         Batches seen.
     requests_total : int
-        Paid requests for the run, earlier sessions included (what ``spend_cap`` bounds).
+        Paid requests for the run, earlier sessions included (what ``spend_cap`` bounds): the
+        stored cells' ``attempts``, or the store's request ledger when it holds more
+        (``requests_unstored`` more).
+    requests_unstored : int
+        Requests an earlier session recorded in the ledger before sending them but never
+        stored with a cell (the process was killed or crashed with them in flight); counted
+        in ``requests_total`` (:func:`unstored_note` says it).
     reused : list of (str, str)
         The cells ``(model, item)`` taken from ``reuse`` in this session (``n_reused`` of
         them), in the order asked.
@@ -233,11 +289,15 @@ class DurableOracle:
         self.n_errors_replayed = 0
         self._known: dict[tuple[str, str], tuple[float, str | None]] = {}
         stored = store.selection_observations(run_id)
-        attempts = (
-            stored["attempts"] if "attempts" in stored.columns else pd.Series(1, stored.index)
-        )
-        # rows written before attempts were stored count one request each
-        self.requests_total = int(attempts.fillna(1).sum())
+        requests_stored, sent = run_requests(store, run_id, stored)
+        ledger = getattr(inner, "set_ledger", None)
+        if callable(ledger):  # each HTTP request recorded before it is sent
+            if sent is not None and sent < requests_stored:  # sessions before the ledger:
+                store.record_requests(run_id, requests_stored - sent)  # held from now on
+                sent = requests_stored
+            ledger(store.request_ledger(run_id))
+        self.requests_unstored = max((sent or 0) - requests_stored, 0)
+        self.requests_total = requests_stored + self.requests_unstored
         for model, item, score, error in zip(
             stored["model"], stored["item"], stored["score"], stored["error"], strict=True
         ):

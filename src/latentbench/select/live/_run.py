@@ -28,7 +28,12 @@ from latentbench.select._run import (
 )
 from latentbench.select._schedule import default_schedule
 from latentbench.select.live._config import LiveConfig, canonical_identity, without_endpoints
-from latentbench.select.live._durable import DurableOracle, LiveProgress
+from latentbench.select.live._durable import (
+    DurableOracle,
+    LiveProgress,
+    run_requests,
+    unstored_note,
+)
 from latentbench.select.oracles import MatrixOracle, Oracle, StreamingOracle
 from latentbench.select.oracles._protocol import EMPTY_NOTE, NO_TEXT_NOTE, now_utc
 
@@ -65,7 +70,8 @@ class LiveResult:
     message : str
     notes : list of str
         Lines counting the run's answers with a note (empty text; no text, content null),
-        all sessions; also in ``message``.
+        all sessions, and the requests an earlier session sent but never stored with an
+        answer (killed; counted against ``spend_cap``); also in ``message``.
     """
 
     run_id: str
@@ -310,15 +316,10 @@ def _near_runs(store: Store, mine: dict[str, Any], suffix: str) -> list[dict[str
             changed, why = ["[proxy] history"], "history"
         else:
             continue
-        observations = store.selection_observations(str(run["run_id"]))
-        attempts = (
-            observations["attempts"]
-            if "attempts" in observations.columns
-            else pd.Series(1, observations.index)
-        )
+        stored, sent = run_requests(store, str(run["run_id"]))
         out.append(
             {"run_id": str(run["run_id"]), "why": why, "changed": changed,
-             "status": run.get("status"), "requests": int(attempts.fillna(1).sum())}
+             "status": run.get("status"), "requests": max(stored, sent or 0)}
         )  # fmt: skip
     return out
 
@@ -719,6 +720,9 @@ def run_live(
         else None,
         reuse_notes=reused_notes,
     )
+    unstored = unstored_note(durable)
+    if unstored:  # a killed session's requests in flight: counted, said once per session
+        warnings.warn(f"run {run_id!r}: {unstored}", DataWarning, stacklevel=user_stacklevel())
     snapshot.update(spent=durable.paid_total, planned=durable.planned,
                     left=max(durable.planned - durable.stored_before, 0),
                     requests=durable.requests_total)  # fmt: skip
@@ -741,7 +745,7 @@ def run_live(
     for line in (empty_answers_note(inner), no_text_note(inner)):
         if line:
             warnings.warn(f"run {run_id!r}: {line}", DataWarning, stacklevel=user_stacklevel())
-    notes = stored_answer_notes(store, run_id)
+    notes = stored_answer_notes(store, run_id) + ([unstored] if unstored else [])
     message = _final_message(store, cfg, run_id, durable, selection, message, notes)
     store.set_selection_status(run_id, status)
     final: dict[str, Any] = {"spent": durable.paid_total, "requests": durable.requests_total}

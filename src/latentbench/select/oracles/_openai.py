@@ -23,7 +23,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -425,6 +425,7 @@ class ChatCompletionsOracle:
         self._settled = threading.Condition(self._lock)
         self._jitter = random.Random(random_state)
         self._allowance: int | None = None
+        self._ledger: Callable[[int], None] | None = None
         handlers = (_NoRedirect, _DeadlineHTTPHandler, _DeadlineHTTPSHandler)
         self._direct = urllib.request.build_opener(urllib.request.ProxyHandler({}), *handlers)
         self._default = urllib.request.build_opener(*handlers)
@@ -475,6 +476,27 @@ class ChatCompletionsOracle:
         """
         with self._lock:
             self._allowance = None if allowance is None else max(int(allowance), 0)
+
+    def set_ledger(self, ledger: Callable[[int], None] | None) -> None:
+        """Record every HTTP request durably: ``ledger(1)`` is called before each request is
+        sent (the request is not sent until it returns; when it raises, the request is not
+        sent or counted and the cell ends with that exception), and ``ledger(-1)`` for one
+        refunded because it never reached a server (a refused connection, an unknown host).
+        None: no ledger (a bare oracle).
+
+        :class:`~latentbench.select.live.DurableOracle` sets it to the run's request ledger
+        in its store (:meth:`~latentbench.io.store.Store.record_requests`), so the requests
+        in flight when a process is killed count against ``spend_cap`` on resume. It is
+        called from the worker threads, at most ``concurrency`` at once.
+
+        Parameters
+        ----------
+        ledger : callable or None
+            ``ledger(delta)`` with ``delta`` 1 or -1; it must be safe to call from several
+            threads.
+        """
+        with self._lock:
+            self._ledger = ledger
 
     # -------------------------------------------------------------- one request
     @staticmethod
@@ -547,7 +569,24 @@ class ChatCompletionsOracle:
             self.n_requests += 1
             deadline = _Deadline(self.timeout)
             self._active.add(deadline)
+            ledger = self._ledger
+        if ledger is not None:
+            try:
+                ledger(1)  # committed before the request goes out
+            except BaseException:  # not recorded: not sent, not counted
+                self._unreserve(deadline)
+                raise
         return deadline
+
+    def _unreserve(self, deadline: _Deadline) -> None:
+        """Give back a request counted by :meth:`_reserve` that will not be sent."""
+        deadline.cancel()
+        with self._lock:
+            self.n_requests -= 1
+            if self._allowance is not None:
+                self._allowance += 1
+            self._active.discard(deadline)
+            self._settled.notify_all()
 
     def _after_retry(self, exc: _Retry, deadline: _Deadline) -> None:
         """Refund a request that never reached a server; raise what replaces ``exc`` (an
@@ -557,6 +596,9 @@ class ChatCompletionsOracle:
                 self.n_requests -= 1
                 if self._allowance is not None:
                     self._allowance += 1
+                ledger = self._ledger
+            if ledger is not None:
+                ledger(-1)
         if self._aborted.is_set():
             raise _Fatal(_ABORTED, sent=not exc.unsent) from None
         if deadline.expired and not exc.unsent:  # (an unsent one keeps its reason)
