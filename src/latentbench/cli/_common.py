@@ -362,7 +362,27 @@ def _name_flag(match: re.Match[str]) -> str:
     return f"(--{match.group(1)} {name.replace('=', _EQUALS)})"  # the later rewrites skip it
 
 
+def _device_flag(match: re.Match[str]) -> str:
+    """``device='nonsense'; expected None (the NumPy kernels) or a PyTorch device: ...``
+    (``TwoPL``'s and ``fit_cbmm``'s spelling) as ``--device nonsense; expected a PyTorch
+    device: ...``, the value quoted for a shell where it needs it; a value that is no string
+    (only Python passes one) as it was."""
+    value = _unmask(match.group(1))
+    shown = shlex.quote(ast.literal_eval(value)) if value[:1] in "'\"" else value
+    return f"--device {shown.replace('=', _EQUALS)}" + (
+        "; expected a PyTorch device" if match.group(2) else ""
+    )
+
+
 _SPELLINGS = (
+    # fit: a device refused (malformed, before any data; or not there, when the fit starts)
+    (
+        re.compile(
+            rf"^device=({_QUOTED_NAME}|\S+?)(?:(; expected None \(the NumPy kernels\) or a "
+            r"PyTorch device)|(?= is not available to PyTorch| needs PyTorch))"
+        ),
+        _device_flag,
+    ),
     # library messages that spell only the Python keyword, as the command line said them
     (re.compile(r"\bpass benchmark=NAME\b"), "pass --benchmark NAME"),
     (re.compile(r"\bseeds=(\d+) or more give one\b"), r"--seeds \1 or more give one"),  # demo
