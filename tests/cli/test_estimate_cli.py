@@ -624,3 +624,47 @@ def test_tiny_refuses_k_below_one_before_reading_the_calibration(tmp_path):
     for k in (0, -3):
         with pytest.raises(InputError, match=rf"^k={k}; expected an integer >= 1 \(the number"):
             tiny(tmp_path / "no-such.parquet", k)
+
+
+def test_tiny_refuses_every_option_out_of_range_before_reading_the_calibration(tmp_path):
+    """tiny(CAL, floor=0) read (and fitted) the calibration before refusing the floor (a
+    missing one was said instead); the options that need no data are refused first now, by
+    the public check the command line runs too, in the order of its parameters."""
+    from latentbench.exceptions import InputError
+    from latentbench.select import check_tiny_options, tiny
+
+    missing = tmp_path / "no-such.parquet"
+    for keyword, said in (
+        ({"floor": 0.0}, r"^floor=0\.0; expected a value in \(0, 1\]$"),
+        ({"floor": "half"}, r"^floor='half'; expected a value in \(0, 1\]$"),
+        ({"rank": 0, "seed": -1}, r"^rank=0; expected an integer >= 1$"),
+        ({"k": 0, "seed": -1}, r"^k=0; expected an integer >= 1 \(the number of items"),
+    ):
+        with pytest.raises(InputError, match=said):
+            tiny(missing, **keyword)
+        with pytest.raises(InputError, match=said):
+            check_tiny_options(**keyword)
+    check_tiny_options(precision=0.1, delta=0.05)  # in range: nothing said
+
+
+def test_tiny_on_the_command_line_checks_its_options_with_the_library(tmp_path, monkeypatch):
+    """The command line repeated six of the library's range rules (to say them before --out
+    was looked at); it runs the library's public check instead (one rule, one place): what
+    that check says is what the command says, before --out."""
+    import inspect
+
+    import latentbench.cli._estimate as cli_estimate
+    from latentbench.exceptions import InputError
+
+    def refuse(k=100, **options):
+        raise InputError(f"floor={options['floor']!r}; expected a value the library chose")
+
+    monkeypatch.setattr("latentbench.select.check_tiny_options", refuse)
+    existing = tmp_path / "items.csv"
+    existing.write_text("")
+    outcome = runner.invoke(
+        app, ["tiny", str(tmp_path / "c.parquet"), "--floor", "0.3", "--out", str(existing)]
+    )
+    said = " ".join(outcome.output.split())
+    assert outcome.exit_code == 2 and "error: --floor 0.3; expected a value the library" in said
+    assert "(the number of items to draw)" not in inspect.getsource(cli_estimate)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -245,8 +246,30 @@ def _small_long(tmp_path: Path) -> Path:
 def test_fit_device_bad_value_is_one_clear_error(tmp_path):
     outcome = runner.invoke(app, ["fit", str(_small_long(tmp_path)), "--device", "nonsense", "-q"])
     assert outcome.exit_code == 2
-    assert "device='nonsense'" in outcome.output
+    assert "--device nonsense; expected a PyTorch device: cpu, cuda, mps" in outcome.output
     assert "Traceback" not in outcome.output
+
+
+def test_fit_refuses_a_malformed_device_before_reading_data_or_pytorch(tmp_path, monkeypatch):
+    """`fit FILE --device nonsense` read the file, printed its summary, imported PyTorch and
+    only then said PyTorch's refusal, spelled in Python (``device='nonsense'``). A device that
+    cannot be one costs nothing now: refused before the (here missing) file is read, PyTorch
+    blocked, in the command line's words; a well-formed one is still left to PyTorch."""
+    monkeypatch.setitem(sys.modules, "torch", None)  # an import of torch would raise
+    missing, out = tmp_path / "no-such.parquet", tmp_path / "fit"
+    for value in ("nonsense", "cuda:01", ""):
+        outcome = runner.invoke(app, ["fit", str(missing), "--device", value, "--out", str(out)])
+        said = " ".join(outcome.output.split())
+        assert outcome.exit_code == 2, said
+        expected = f"error: --device {value or repr('')}; expected a PyTorch device: cpu, cuda"
+        assert said.startswith(expected), said
+        assert "alone or with an index (cuda:1)" in said and "None" not in said, said
+        assert "no-such" not in said and "device=" not in said, said
+    outcome = runner.invoke(
+        app, ["fit", str(_small_long(tmp_path)), "--device", "cuda", "--out", str(out), "-q"]
+    )
+    said = " ".join(outcome.output.split())
+    assert outcome.exit_code == 2 and "error: --device cuda needs PyTorch" in said, said
 
 
 def test_fit_device_cpu_tensors_give_the_default_fit(tmp_path):

@@ -195,7 +195,44 @@ def _output_folder_is_a_file(tmp_path: Path) -> str:
     return _raised(lambda: write_directory(tmp_path / "est", {}, last="estimate.json"))
 
 
+_TWO_METRICS = FORMATS / "real" / "lm-eval" / "v0.4.13.dev0" / "Qwen__Qwen3-8B"
+"""Two lm-eval tasks, acc on one and exact_match on the other."""
+
+
+def _group(**options: object) -> Callable[[Path], str]:
+    """``read_results`` of the two tasks read as the group ``options["group"]``, refused."""
+
+    def make(tmp_path: Path) -> str:
+        from latentbench.io import read_results
+
+        return _raised(lambda: read_results("lm-eval", _TWO_METRICS, **options))  # type: ignore[arg-type]
+
+    return make
+
+
 CASES = {
+    "read_results: a blank group name": (
+        _group(group=" "),
+        "group=' '; expected a benchmark name",
+        "--group ' '; expected a benchmark name",
+    ),
+    "read_results: a group and a benchmark": (
+        _group(group="n", benchmark="x"),
+        "benchmark='x' and group='n': benchmark renames one task, group reads several as one "
+        "benchmark",
+        "--benchmark x and --group n: --benchmark renames one task, --group reads several as "
+        "one benchmark",
+    ),
+    "read_results: a group's tasks read with different metrics": (
+        _group(group="n"),
+        "group='n': its 2 tasks were read with different metrics",
+        "--group n: its 2 tasks were read with different metrics",
+    ),
+    "read_results: a group's metric that a task lacks": (
+        _group(group="my group", metric="acc"),
+        "group='my group': metric='acc' was given, but 1 of its 2 tasks have no metric 'acc'",
+        "--group 'my group': --metric acc was given, but 1 of its 2 tasks have no metric 'acc'",
+    ),
     "read_results: several metrics": (
         _several_metrics,
         "'arc:challenge|25' has several metrics (acc, acc_norm); choose one with metric=NAME "

@@ -7,6 +7,9 @@ tolerances are those of single-precision products, the same on both devices.
 
 from __future__ import annotations
 
+import sys
+import warnings
+
 import numpy as np
 import pytest
 
@@ -73,3 +76,57 @@ def test_unknown_device_is_a_clear_error():
     data = simulate_2pl(20, 10, random_state=0)
     with pytest.raises(InputError, match="device='nonsense'"):
         fit_cbmm(data.matrix.scores, device="nonsense")
+
+
+# well-formed (each parses as torch.device) and malformed device strings
+WELL_FORMED = ["cpu", "cuda", "cuda:0", "cuda:12", "cpu:0", "mps", "xpu", "meta", "hip", "xla",
+               "privateuseone", "mkldnn"]  # fmt: skip
+MALFORMED = ["nonsense", "auto", "", "CUDA", "Cpu", " cpu", "cpu ", "cuda:", "cuda:01",
+             "cuda:-1", "cuda:+1", "cuda:a", "cuda:0:1", "cuda: 1", "cuda:\u0663"]  # fmt: skip
+
+
+@pytest.mark.parametrize("value", [*MALFORMED, 3, b"cuda"])
+def test_a_malformed_device_is_refused_before_any_work_without_pytorch(value, monkeypatch):
+    """``fit_cbmm(device="nonsense")`` read the scores and imported PyTorch before PyTorch
+    refused the string in its own words; a device that cannot be one is refused first now,
+    PyTorch blocked (a None module: its import would raise), and ``TwoPL`` refuses the same at
+    ``validate``, in the same words (``fit`` checks them before its data)."""
+    monkeypatch.setitem(sys.modules, "torch", None)
+    expected = "; expected None (the NumPy kernels) or a PyTorch device: cpu, cuda, mps, "
+    with pytest.raises(InputError) as said:
+        fit_cbmm(object(), device=value)  # type: ignore[arg-type]
+    assert str(said.value).startswith(f"device={value!r}{expected}")
+    assert "alone or with an index (cuda:1)" in str(said.value)
+    with pytest.raises(InputError) as by_model:
+        TwoPL(device=value).validate()  # type: ignore[arg-type]
+    assert str(by_model.value) == str(said.value)
+
+
+def test_well_formed_devices_are_left_to_pytorch(monkeypatch):
+    """A device PyTorch would take (``cuda`` on a machine without one too) passes the early
+    check; whether it is there is said when the fit starts, as before."""
+    for value in WELL_FORMED:
+        assert TwoPL(device=value).validate().device == value
+    data = simulate_2pl(20, 10, random_state=0)
+    monkeypatch.setitem(sys.modules, "torch", None)
+    with pytest.raises(InputError, match=r"^device='cuda:1' needs PyTorch"):
+        fit_cbmm(data.matrix.scores, device="cuda:1")
+
+
+def test_the_early_check_takes_what_torch_device_parses():
+    """The early check is no narrower nor wider than PyTorch's own parser (``DEVICE_TYPES``
+    is its list): every string of both lists, and each type alone and with an index."""
+    torch = pytest.importorskip("torch", reason="PyTorch (extra 'torch') is not installed")
+    from latentbench.irt._cbmm import DEVICE_TYPES, is_device
+
+    def parses(value: str) -> bool:
+        try:
+            with warnings.catch_warnings():  # 'mkldnn' is deprecated as a device type
+                warnings.simplefilter("ignore")
+                torch.device(value)
+        except RuntimeError:
+            return False
+        return True
+
+    for value in [*WELL_FORMED, *MALFORMED, *DEVICE_TYPES, *(f"{t}:3" for t in DEVICE_TYPES)]:
+        assert is_device(value) == parses(value), value

@@ -227,3 +227,26 @@ def test_a_compressed_items_file_is_read_and_names_the_benchmark_by_its_content(
     config = LiveConfig.from_toml(path)
     assert config.load_items() == LiveConfig.from_toml(_config(tmp_path)).load_items()
     assert config.benchmark_name == "items"
+
+
+def test_the_streaming_oracles_share_one_batch_evaluate():
+    """The chat-completions and callable oracles each wrote out the same ``evaluate`` over
+    their ``evaluate_cells``; it is one method now, which puts every cell at its position
+    whatever order the cells complete in (a failed one NaN)."""
+    from latentbench.select.oracles import ChatCompletionsOracle
+    from latentbench.select.oracles._protocol import BatchFromCells, CellResult
+
+    assert CallableOracle.evaluate is BatchFromCells.evaluate
+    assert ChatCompletionsOracle.evaluate is BatchFromCells.evaluate
+
+    class Reversed(BatchFromCells):
+        n_models, n_items = 1, 3
+
+        def evaluate_cells(self, model_index, item_indices):
+            for k in reversed(range(len(item_indices))):
+                yield CellResult(k, np.nan if k == 1 else 0.1 * int(item_indices[k]))
+
+    scores = Reversed().evaluate(0, np.array([2, 0, 1]))
+    assert (
+        scores[0] == pytest.approx(0.2) and np.isnan(scores[1]) and scores[2] == pytest.approx(0.1)
+    )

@@ -355,14 +355,38 @@ def _unmask(text: str) -> str:
     return text.replace(_EQUALS, "=")
 
 
+def _flag_value(flag: str, quoted: str) -> str:
+    """``--flag NAME`` of a name as Python's ``repr`` wrote it (``'mmlu'``), the name quoted
+    for a shell where it needs it (its ``=`` masked: the later rewrites skip it)."""
+    name = shlex.quote(str(ast.literal_eval(_unmask(quoted))))
+    return f"--{flag} {name.replace('=', _EQUALS)}"
+
+
 def _name_flag(match: re.Match[str]) -> str:
     """``(group='mmlu')`` or ``(label='m5')`` (a name the advice names) as ``(--group mmlu)``
     or ``(--label m5)``, the name quoted for a shell where it needs it."""
-    name = shlex.quote(ast.literal_eval(_unmask(match.group(2))))
-    return f"(--{match.group(1)} {name.replace('=', _EQUALS)})"  # the later rewrites skip it
+    return f"({_flag_value(match.group(1), match.group(2))})"
+
+
+def _device_flag(match: re.Match[str]) -> str:
+    """``device='nonsense'; expected None (the NumPy kernels) or a PyTorch device: ...``
+    (``TwoPL``'s and ``fit_cbmm``'s spelling) as ``--device nonsense; expected a PyTorch
+    device: ...``, the value quoted for a shell where it needs it; a value that is no string
+    (only Python passes one) as it was."""
+    value = match.group(1)
+    shown = _flag_value("device", value) if value[:1] in "'\"" else f"--device {value}"
+    return shown + ("; expected a PyTorch device" if match.group(2) else "")
 
 
 _SPELLINGS = (
+    # fit: a device refused (malformed, before any data; or not there, when the fit starts)
+    (
+        re.compile(
+            rf"^device=({_QUOTED_NAME}|\S+?)(?:(; expected None \(the NumPy kernels\) or a "
+            r"PyTorch device)|(?= is not available to PyTorch| needs PyTorch))"
+        ),
+        _device_flag,
+    ),
     # library messages that spell only the Python keyword, as the command line said them
     (re.compile(r"\bpass benchmark=NAME\b"), "pass --benchmark NAME"),
     (re.compile(r"\bseeds=(\d+) or more give one\b"), r"--seeds \1 or more give one"),  # demo
@@ -386,6 +410,22 @@ _SPELLINGS = (
         "(a benchmark ingested with --group), or give the lm-eval task of the benchmark (--task)",
     ),
     (re.compile(r"or choose k by hand \(k=\)"), "or choose k by hand (--k)"),
+    # ingest --group (io.formats.read_results): the group, and the options it is read with
+    (
+        re.compile(
+            rf"^benchmark=({_QUOTED_NAME}) and group=({_QUOTED_NAME}): benchmark renames one "
+            "task, group reads several"
+        ),
+        lambda m: (
+            f"{_flag_value('benchmark', m.group(1))} and {_flag_value('group', m.group(2))}: "
+            "--benchmark renames one task, --group reads several"
+        ),
+    ),
+    (re.compile(rf"^group=({_QUOTED_NAME})(?=[:;] )"), lambda m: _flag_value("group", m.group(1))),
+    (
+        re.compile(rf"(?<=: )(metric|filter)=({_QUOTED_NAME}) was given, but "),
+        lambda m: f"{_flag_value(m.group(1), m.group(2))} was given, but ",
+    ),
     # estimate / compare / tiny advice (select._estimate*, select._compare_live)
     (re.compile(rf"\((group|label)=({_QUOTED_NAME})\)"), _name_flag),
     (re.compile(r"\bwithout group=(?![\w'\"])"), "without --group"),

@@ -897,7 +897,7 @@ def tiny_command(
     items.csv` (--source lm-eval for lm-eval's logs), CALIBRATION being the one given here
     (with --store --benchmark: the same options).
     """
-    from latentbench.select import lm_eval_samples, load_calibration, tiny
+    from latentbench.select import check_tiny_options, lm_eval_samples, load_calibration, tiny
 
     choice = {"metric": metric, "filter": filter, "split": split}
     if store_calibration(store, benchmark, choice, source=None):
@@ -932,7 +932,12 @@ def tiny_command(
             f"--responses {responses}: {state}; expected the response-matrix file the fit "
             "was made from (Parquet or CSV)"
         )
-    _check_tiny_options(k, precision, delta, floor, rank, seed)
+    try:  # wrong whatever the data: said before --out (it may exist) and the calibration
+        given_k = {} if k is None else {"k": k}  # no --k: tiny's default
+        check_tiny_options(**given_k, precision=precision, delta=delta, floor=floor, rank=rank,
+                           seed=seed)  # fmt: skip
+    except InputError as exc:
+        fail(exc)
     defaulted = out is None
     out, to_stdout = _tiny_destination(out, force)
     _check_tiny_files(calibration, None if to_stdout else out, samples_out, task, force)
@@ -1011,33 +1016,6 @@ def _store_responses(store: Path, benchmark: str, choice: dict[str, str | None])
             filter=_store_choice(choice["filter"], "--filter", benchmark),
             split=choice["split"],
         )
-
-
-def _check_tiny_options(
-    k: int | None, precision: float | None, delta: float | None, floor: float, rank: int, seed: int
-) -> None:
-    """Refuse, before ``--out`` and the calibration are looked at, an option whose value is
-    wrong whatever the data (``tiny`` refuses each too, in these words, but some only after
-    the calibration is read): ``--out FILE exists`` was said before ``--k 0`` was."""
-    if k is not None and k < 1:
-        fail(f"k={k!r}; expected an integer >= 1 (the number of items to draw)")
-    if precision is not None and not 0 < precision < 0.5:
-        fail(f"precision={precision!r}; expected a half-width in (0, 0.5) on the score's scale")
-    if delta is not None and not 0 < delta < 1:
-        fail(f"delta={delta!r}; expected a value in (0, 1)")
-    if delta is not None and delta < 1e-16:  # estimate's smallest delta (its level below 1)
-        fail(
-            f"delta={delta!r}; expected a value in [1e-16, 1): below it the level 1 - delta "
-            "rounds to 1.0 in floating point, which the result's level (and estimate.json, "
-            "compare.json) would record as a 100% interval; 1e-16 gives the most confident "
-            "interval"
-        )
-    if not 0 < floor <= 1:
-        fail(f"floor={floor!r}; expected a value in (0, 1]")
-    if rank < 1:
-        fail(f"rank={rank!r}; expected an integer >= 1")
-    if seed < 0:
-        fail(f"seed={seed!r}; expected an integer >= 0")
 
 
 def _tiny_destination(out: Path | None, force: bool) -> tuple[Path, bool]:

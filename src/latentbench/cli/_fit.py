@@ -296,9 +296,9 @@ def fit(
     ),
     device: str | None = typer.Option(
         None,
-        help="Run the fit's passes on this PyTorch device, e.g. 'cuda' (needs the extra "
-        "'torch'; the same estimates within the stopping rule's tolerance). Default: the CPU "
-        "kernels.",
+        help="Run the fit's passes on this PyTorch device, e.g. 'cuda', 'cuda:1' or 'mps' "
+        "(needs the extra 'torch'; the same estimates within the stopping rule's tolerance). "
+        "Default: the CPU kernels.",
     ),
     quiet: bool = typer.Option(
         False,

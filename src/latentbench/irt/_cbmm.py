@@ -25,6 +25,7 @@ No function here does I/O or prints; everything takes and returns arrays.
 
 from __future__ import annotations
 
+import re
 import time
 import warnings
 from collections.abc import Callable
@@ -404,6 +405,36 @@ class _NumpyEngine:
         return residual_times_factors(self.R, V)
 
 
+DEVICE_TYPES = (
+    "cpu", "cuda", "mps", "xpu", "ipu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+    "fpga", "maia", "xla", "lazy", "vulkan", "meta", "hpu", "mtia", "privateuseone",
+)  # fmt: skip
+"""The device types PyTorch's device strings start with (``torch.device``'s own list, most used
+first), each alone or with ``:`` and an index (``cuda:1``)."""
+
+_DEVICE = re.compile(rf"(?:{'|'.join(DEVICE_TYPES)})(?::(?:0|[1-9][0-9]*))?")
+
+DEVICE_EXPECTED = (
+    f"None (the NumPy kernels) or a PyTorch device: {', '.join(DEVICE_TYPES)}, alone or with "
+    "an index (cuda:1)"
+)
+"""What ``device=`` takes, as its error says it."""
+
+
+def is_device(value: object) -> bool:
+    """Whether ``value`` is a well-formed ``device=``: None, or a string ``torch.device``
+    parses (a type of :data:`DEVICE_TYPES`, alone or ``TYPE:N``), checked without importing
+    PyTorch (whether the device is there is known only to PyTorch, when the fit starts)."""
+    return value is None or (isinstance(value, str) and _DEVICE.fullmatch(value) is not None)
+
+
+def check_device(device: object) -> None:
+    """Refuse a ``device`` that cannot be a device (a typo), before any data is read and
+    without importing PyTorch, naming the value and what is expected."""
+    if not is_device(device):
+        raise InputError(f"device={device!r}; expected {DEVICE_EXPECTED}")
+
+
 def _torch_engine(Y: np.ndarray, sigma: float, device: str) -> _Engine:
     from latentbench.irt._torch_backend import TorchEngine
 
@@ -504,8 +535,15 @@ def fit_cbmm(
     Returns
     -------
     CBMMFit
+
+    Raises
+    ------
+    InputError
+        A ``device`` PyTorch could not parse (checked first, without importing PyTorch), an
+        option outside its range, or a ``device`` that PyTorch lacks or does not see.
     """
     start = time.perf_counter()
+    check_device(device)  # a typo costs nothing: before the scores are read
     nonneg = check_flag(nonneg, "nonneg")  # "no" ran as True
     accelerate = check_flag(accelerate, "accelerate")
     check_monotone = check_flag(check_monotone, "check_monotone")

@@ -19,7 +19,7 @@ from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import ConvergenceWarning, DataWarning, InputError, NotFittedError
 from latentbench.io._cells import SPARSE_DENSITY, ObservedCells
 from latentbench.io._matrix import ResponseMatrix
-from latentbench.irt._cbmm import CBMMFit, fit_cbmm
+from latentbench.irt._cbmm import DEVICE_EXPECTED, CBMMFit, fit_cbmm, is_device
 from latentbench.irt._counts import MIN_FRACTIONAL_SHARE, observed_values, trials_grid
 from latentbench.irt._heldout import (
     fit_additive_converged,
@@ -113,8 +113,10 @@ class TwoPL:
     random_state : int or None
         Seed for ``init="random"`` and for the held-out split of ``rank="auto"``.
     device : str or None, default None
-        ``None``: NumPy/numba kernels on the CPU. A PyTorch device (``"cuda"``, ``"cpu"``):
-        the same algorithm on PyTorch tensors (extra ``torch``); estimates agree with the
+        ``None``: NumPy/numba kernels on the CPU. A PyTorch device (``"cuda"``, ``"cuda:1"``,
+        ``"cpu"``, ``"mps"``; a string PyTorch could not parse is refused by :meth:`validate`,
+        without importing PyTorch): the same algorithm on PyTorch tensors (extra ``torch``;
+        a device that is not there is said when the fit starts); estimates agree with the
         NumPy path within the stopping rule's bound (``10 sqrt(tol)`` times the abilities'
         scale; about 1e-5 on large matrices, up to 1e-3 on small ones at the default tol).
     trials : int or "auto", default "auto"
@@ -217,10 +219,7 @@ class TwoPL:
             lambda v: v is None or _is_int(v, 0) or isinstance(v, np.random.Generator),
             "None, an integer >= 0 or a numpy Generator",
         ),
-        "device": (
-            lambda v: v is None or isinstance(v, str),
-            "None or a PyTorch device string",
-        ),
+        "device": (is_device, DEVICE_EXPECTED),
         "trials": (
             lambda v: (isinstance(v, str) and v == "auto") or _is_int(v, 1),
             "an integer >= 1 or 'auto'",

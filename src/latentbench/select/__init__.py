@@ -22,6 +22,7 @@ from latentbench.select._compare_live import compare_live, stored_comparisons
 from latentbench.select._estimate import (
     EstimateResult,
     EstimateSet,
+    check_tiny_options,
     estimate,
     estimate_many,
     lm_eval_samples,
@@ -102,6 +103,7 @@ __all__ = [
     "SelectionState",
     "Uniform",
     "budget_to_accuracy",
+    "check_tiny_options",
     "compare",
     "compare_live",
     "default_schedule",

@@ -29,6 +29,7 @@ import numpy as np
 from latentbench._checks import (
     as_path,
     bounded_scores,
+    check_count,
     check_event,
     check_seed,
     is_integer,
@@ -51,6 +52,7 @@ from latentbench.select._estimate_calibration import (
 from latentbench.select._estimate_design import (
     SequentialEstimate,
     check_design_options,
+    check_floor,
     draw_item,
 )
 from latentbench.select._estimate_weights import (
@@ -76,6 +78,7 @@ __all__ = [
     "DEFAULT_MODEL_NAME",
     "EstimateResult",
     "EstimateSet",
+    "check_tiny_options",
     "estimate",
     "estimate_many",
     "read_design",
@@ -2692,6 +2695,52 @@ def _by_model(
 _DEFAULT_K = _Default(100)
 
 
+def check_tiny_options(
+    k: int = _DEFAULT_K,
+    *,
+    precision: float | None = None,
+    delta: float | None = None,
+    floor: float = 0.5,
+    rank: int = 1,
+    seed: int = 0,
+) -> None:
+    """Refuse an option of :func:`tiny` whose value is wrong whatever the data, before any
+    file is read or written.
+
+    :func:`tiny` runs it first (after the options given together that do not go together);
+    ``latentbench tiny`` runs it before it looks at ``--out`` or the calibration, so that an
+    option out of range is said before a file that exists. The checks run in the order of the
+    parameters; the first one refused is said.
+
+    Parameters
+    ----------
+    k : int, default 100
+        Items to draw, as :func:`tiny`'s: an integer >= 1 (its upper bound, the calibration's
+        items, needs the calibration).
+    precision : float, optional
+        Target half-width, in (0, 0.5). None: not given.
+    delta : float, optional
+        Miscoverage the precision is predicted at, in [1e-16, 1). None: not given.
+    floor : float, default 0.5
+        Uniform share of the design, in (0, 1].
+    rank : int, default 1
+        Rank of the fit of a matrix calibration, an integer >= 1.
+    seed : int, default 0
+        Seed of the draw, an integer >= 0.
+
+    Raises
+    ------
+    InputError
+        Naming the first option out of its range, its value and what is expected.
+    """
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+        raise InputError(f"k={k!r}; expected an integer >= 1 (the number of items to draw)")
+    _check_options(None, precision, 0.05 if delta is None else delta, need_stop=False)
+    check_floor(floor)
+    check_count(rank, "rank")
+    check_seed(seed, "seed")
+
+
 def tiny(
     calibration: CalibrationLike,
     k: int = _DEFAULT_K,
@@ -2787,7 +2836,6 @@ def tiny(
     """
     import pandas as pd
 
-    seed = check_seed(seed, "seed")
     if precision is None:
         if delta is not None:
             raise InputError(
@@ -2810,12 +2858,9 @@ def tiny(
             f"k={k!r} and precision={precision!r}: give one (k items, or the k chosen for "
             "the precision)"
         )
-    else:
-        _check_options(None, precision, 0.05 if delta is None else delta, need_stop=False)
-    if precision is None and (
-        isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1
-    ):  # before the calibration is read (its item count bounds k from above, below)
-        raise InputError(f"k={k!r}; expected an integer >= 1 (the number of items to draw)")
+    # before the calibration is read (its item count bounds k from above, below)
+    check_tiny_options(k, precision=precision, delta=delta, floor=floor, rank=rank, seed=seed)
+    seed = int(seed)
     cal = load_calibration(calibration, rank=rank, cache=cache)
     checked = None if weights is None else read_weights(cal, weights)
     size = None
@@ -2872,7 +2917,7 @@ def tiny(
     elif checked is not None:  # the weights the design is for: estimate(items=) checks them
         frame["target"] = text_array([target_label(checked.record())] * k)
         frame["weights_hash"] = text_array([checked.hash] * k)
-    if size is not None:
+    if size is not None and precision is not None:  # (size is set with a precision only)
         frame["precision"] = float(precision)
         frame["delta"] = 0.05 if delta is None else float(delta)
         frame["predicted_half_width"] = size.median

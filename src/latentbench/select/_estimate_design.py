@@ -265,10 +265,15 @@ class RidgeCorrection:
         return np.asarray(self.X @ self.w, dtype=np.float64)
 
 
+def check_floor(floor: object) -> None:
+    """Refuse a design's uniform share ``floor`` outside (0, 1] (a string, a bool: named)."""
+    if not (is_number(floor) and 0 < floor <= 1):  # type: ignore[operator]
+        raise InputError(f"floor={floor!r}; expected a value in (0, 1]")
+
+
 def check_design_options(floor: float, proposal: str, point: str, proxy: str) -> None:
     """Refuse a design option outside its range (before any calibration or answer is read)."""
-    if not (is_number(floor) and 0 < floor <= 1):
-        raise InputError(f"floor={floor!r}; expected a value in (0, 1]")
+    check_floor(floor)
     if proposal not in PROPOSALS:
         raise InputError(f"proposal={proposal!r}; expected one of {', '.join(PROPOSALS)}")
     if point not in ("composite", "dr", "model"):

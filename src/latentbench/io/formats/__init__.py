@@ -501,7 +501,7 @@ def _grouped(
             lacking = [(t, vs) for t, vs in chosen.items() if name not in map(str, vs)]
             shown = "; ".join(f"{t}: {', '.join(map(str, vs))}" for t, vs in lacking[:6])
             raise InputError(
-                f"group={group!r}: {column}={name!r} (--{column} {name}) was given, but "
+                f"group={group!r}: {column}={name!r} was given, but "
                 f"{len(lacking)} of its {len(chosen)} tasks have no {column} {name!r} and were "
                 "read with another "
                 f"({shown}{'; ...' if len(lacking) > 6 else ''}); expected tasks that share one "

@@ -10,12 +10,12 @@ from latentbench._checks import bounded_score
 from latentbench._repr import short_ids, short_value
 from latentbench.exceptions import InputError
 from latentbench.select.oracles._openai import redact_environment
-from latentbench.select.oracles._protocol import CellResult, now_utc
+from latentbench.select.oracles._protocol import BatchFromCells, CellResult, now_utc
 
 __all__ = ["CallableOracle"]
 
 
-class CallableOracle:
+class CallableOracle(BatchFromCells):
     """Oracle (b): a Python function ``score(model, items) -> scores``.
 
     Parameters
@@ -108,23 +108,3 @@ class CallableOracle:
             elif cell_error is None:
                 value = bounded
             yield CellResult(k, float(value), cell_error, 1, started, done)
-
-    def evaluate(self, model_index: int, item_indices: np.ndarray) -> np.ndarray:
-        """Scores of a batch (NaN for failures); see :class:`~latentbench.select.Oracle`.
-
-        Parameters
-        ----------
-        model_index : int
-            The model's row, in ``range(n_models)``.
-        item_indices : ndarray of int of shape (batch,)
-            The items' columns, in ``range(n_items)``.
-
-        Returns
-        -------
-        ndarray of float of shape (batch,)
-            Scores in [0, 1]; NaN for a failed cell.
-        """
-        out = np.full(len(item_indices), np.nan)
-        for cell in self.evaluate_cells(model_index, item_indices):
-            out[cell.position] = cell.score
-        return out

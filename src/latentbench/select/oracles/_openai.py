@@ -41,6 +41,7 @@ from latentbench.select.oracles._protocol import (
     CAPPED,
     EMPTY_NOTE,
     NO_TEXT_NOTE,
+    BatchFromCells,
     CellResult,
     now_utc,
 )
@@ -284,7 +285,7 @@ def plain_http_note(endpoints: Sequence[ChatEndpoint]) -> str | None:
     )
 
 
-class ChatCompletionsOracle:
+class ChatCompletionsOracle(BatchFromCells):
     """Oracle (c): one OpenAI-compatible chat-completions endpoint per model.
 
     Parameters
@@ -759,26 +760,6 @@ class ChatCompletionsOracle:
         finally:
             for future in pending:
                 future.cancel()
-
-    def evaluate(self, model_index: int, item_indices: np.ndarray) -> np.ndarray:
-        """Scores of a batch (NaN for failures); see :class:`~latentbench.select.Oracle`.
-
-        Parameters
-        ----------
-        model_index : int
-            The model's row, in ``range(n_models)``.
-        item_indices : ndarray of int of shape (batch,)
-            The items' columns, in ``range(n_items)``.
-
-        Returns
-        -------
-        ndarray of float of shape (batch,)
-            Scores in [0, 1]; NaN for a failed cell.
-        """
-        out = np.full(len(item_indices), np.nan)
-        for cell in self.evaluate_cells(model_index, item_indices):
-            out[cell.position] = cell.score
-        return out
 
 
 def _http_error(exc: urllib.error.HTTPError, key: str | None) -> _Retry | _Fatal:

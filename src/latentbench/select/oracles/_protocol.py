@@ -9,7 +9,15 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["EMPTY_NOTE", "NO_TEXT_NOTE", "CellResult", "Oracle", "StreamingOracle", "now_utc"]
+__all__ = [
+    "EMPTY_NOTE",
+    "NO_TEXT_NOTE",
+    "BatchFromCells",
+    "CellResult",
+    "Oracle",
+    "StreamingOracle",
+    "now_utc",
+]
 
 
 CAPPED = "spend cap reached"
@@ -124,3 +132,29 @@ class StreamingOracle(Protocol):
             or NaN with the error).
         """
         ...
+
+
+class BatchFromCells:
+    """Mixin of a :class:`StreamingOracle`: its plain :class:`Oracle` ``evaluate``, the cells
+    its ``evaluate_cells`` yields gathered into one array in batch order (one place for what
+    the chat-completions and callable oracles each wrote out)."""
+
+    def evaluate(self: StreamingOracle, model_index: int, item_indices: np.ndarray) -> np.ndarray:
+        """Scores of a batch (NaN for failures); see :class:`~latentbench.select.Oracle`.
+
+        Parameters
+        ----------
+        model_index : int
+            The model's row, in ``range(n_models)``.
+        item_indices : ndarray of int of shape (batch,)
+            The items' columns, in ``range(n_items)``.
+
+        Returns
+        -------
+        ndarray of float of shape (batch,)
+            Scores in [0, 1]; NaN for a failed cell.
+        """
+        out = np.full(len(item_indices), np.nan)
+        for cell in self.evaluate_cells(model_index, item_indices):
+            out[cell.position] = cell.score
+        return out
