@@ -130,3 +130,24 @@ def test_the_early_check_takes_what_torch_device_parses():
 
     for value in [*WELL_FORMED, *MALFORMED, *DEVICE_TYPES, *(f"{t}:3" for t in DEVICE_TYPES)]:
         assert is_device(value) == parses(value), value
+
+
+def test_a_backend_registered_by_a_plugin_is_asked_of_the_imported_pytorch(monkeypatch):
+    """A plugin can register a backend under its own name (Ascend's ``npu``): in a process that
+    has imported PyTorch, a name outside ``DEVICE_TYPES`` is asked of ``torch.device`` rather
+    than refused; without PyTorch imported it is refused early, as a typo is."""
+    from types import SimpleNamespace
+
+    from latentbench.irt._cbmm import is_device
+
+    def device(value: str) -> str:
+        if value.split(":")[0] not in ("cpu", "npu"):
+            raise RuntimeError(f"Expected one of cpu, npu device type at start of {value}")
+        return value
+
+    monkeypatch.setitem(sys.modules, "torch", SimpleNamespace(device=device))
+    assert is_device("npu") and is_device("npu:1")
+    assert TwoPL(device="npu:1").validate().device == "npu:1"
+    assert not is_device("nonsense") and not is_device("npu:01") and not is_device("NPU")
+    monkeypatch.setitem(sys.modules, "torch", None)
+    assert not is_device("npu")

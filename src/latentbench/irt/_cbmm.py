@@ -26,6 +26,7 @@ No function here does I/O or prints; everything takes and returns arrays.
 from __future__ import annotations
 
 import re
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -421,11 +422,31 @@ DEVICE_EXPECTED = (
 """What ``device=`` takes, as its error says it."""
 
 
+_OTHER_DEVICE = re.compile(r"[a-z_][a-z0-9_]*(?::(?:0|[1-9][0-9]*))?")
+
+
 def is_device(value: object) -> bool:
     """Whether ``value`` is a well-formed ``device=``: None, or a string ``torch.device``
     parses (a type of :data:`DEVICE_TYPES`, alone or ``TYPE:N``), checked without importing
-    PyTorch (whether the device is there is known only to PyTorch, when the fit starts)."""
-    return value is None or (isinstance(value, str) and _DEVICE.fullmatch(value) is not None)
+    PyTorch (whether the device is there is known only to PyTorch, when the fit starts).
+
+    Another name of that form is asked of PyTorch only when the process has already imported it
+    (a backend a plugin registered under its own name, e.g. ``npu``); otherwise it is refused.
+    """
+    if value is None:
+        return True
+    if not isinstance(value, str):
+        return False
+    if _DEVICE.fullmatch(value) is not None:
+        return True
+    torch = sys.modules.get("torch")
+    if torch is None or _OTHER_DEVICE.fullmatch(value) is None:
+        return False
+    try:
+        torch.device(value)
+    except (RuntimeError, ValueError, TypeError):
+        return False
+    return True
 
 
 def check_device(device: object) -> None:
