@@ -9,6 +9,7 @@ up to ``concurrency x (1 + retries)`` requests (seen: 12).
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import signal
@@ -195,3 +196,56 @@ def test_estimate_and_compare_live_count_the_ledger_and_say_it(live_setup, task)
     assert [str(w.message) for w in seen].count(line) == 1, [str(w.message) for w in seen]
     assert line in again.warnings, again.warnings
     assert s.state.n_posts == 0  # 10 of 10 counted: nothing more asked (before: 2 more)
+
+
+def _endpoints(s) -> list[ChatEndpoint]:
+    return [ChatEndpoint(n, f"http://127.0.0.1:{s.port}/v1", n, api_key_env=s.key_env)
+            for n in s.names]  # fmt: skip
+
+
+def test_an_oracle_passed_in_records_nothing_in_the_run_s_ledger_after_it(live_setup):
+    """``run_live(..., oracle=X)`` left X recording in the run's ledger after the run: the
+    caller's own requests with X were counted as the run's (a resumed run said an earlier
+    session had sent them, and stopped that much short of its cap), and once the store was
+    closed every request of X failed ("the store is closed")."""
+    s = live_setup
+    small = {"budget": 2, "init_batch": 2, "batch_size": 2}
+    cfg = LiveConfig.from_toml(s.write_config(run=small))
+    path = s.tmp / "passed.duckdb"
+    with ChatCompletionsOracle(_endpoints(s), s.items, retries=0) as oracle:
+        with Store(path) as db:
+            first = run_live(cfg, db, oracle=oracle)
+            paid = s.state.n_posts
+            assert db.selection_requests(first.run_id) == paid
+            # the caller's own requests with its oracle, not the run's
+            assert oracle.evaluate(0, np.arange(3)).tolist() == s.Y[0, :3].tolist()
+            assert db.selection_requests(first.run_id) == paid
+        assert oracle.evaluate(1, np.arange(2)).tolist() == s.Y[1, :2].tolist()  # store closed
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            again = run_live(cfg, path, oracle=oracle)  # resumed: replayed from the store
+    assert again.status == first.status and not again.notes, again.notes
+    assert not [w for w in seen if "earlier session" in str(w.message)]
+
+
+def test_a_cell_records_its_retries_in_the_ledger_it_started_with(live_setup):
+    """A cell in flight when its oracle's ledger is unset or replaced (a run that ended with
+    an error, its passed-in oracle released) records its retry in its run's ledger, not in
+    the next one's (nor in none)."""
+    s = live_setup
+    s.state.faults[("model-0", s.items[0]["id"])] = ["500"]  # the first answer fails: retried
+    s.state.hold_after = 0  # the first request is held until the ledger is replaced
+    first: list[int] = []
+    later: list[int] = []
+    oracle = ChatCompletionsOracle(_endpoints(s), s.items, retries=1, backoff=0.0)
+    oracle.set_ledger(first.append)
+    with oracle:
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(list, oracle.evaluate_cells(0, np.arange(1)))
+            assert s.state.held.wait(WAIT)
+            oracle.set_ledger(later.append)
+            s.state.hold_after = None
+            s.state.release.set()
+            (cell,) = pending.result(WAIT)
+    assert cell.error is None and cell.attempts == 2 and s.state.n_posts == 2
+    assert first == [1, 1] and later == []

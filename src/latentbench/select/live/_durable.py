@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from latentbench.io.store import Store
     from latentbench.select._base import Policy
 
-__all__ = ["DurableOracle", "LiveProgress", "run_requests", "unstored_note"]
+__all__ = ["DurableOracle", "LiveProgress", "release_ledger", "run_requests", "unstored_note"]
 
 
 @dataclass
@@ -157,6 +157,24 @@ def run_requests(
         stored = store.selection_observations(run_id)
     attempts = stored["attempts"] if "attempts" in stored.columns else pd.Series(1, stored.index)
     return int(attempts.fillna(1).sum()), store.selection_requests(run_id)
+
+
+def release_ledger(oracle: Any) -> None:
+    """Unset the request ledger that :class:`DurableOracle` gave ``oracle`` (one with
+    ``set_ledger``), when its run ends: an oracle passed to
+    :func:`~latentbench.select.live.run_live` and used afterwards recorded its requests in the
+    run's ledger (a resumed run then counted them as the run's, and said an earlier session
+    had sent them), or failed on each once the store was closed. Its cells still in flight
+    keep the ledger they started with.
+
+    Parameters
+    ----------
+    oracle : object
+        The run's oracle (nothing is done for one without ``set_ledger``).
+    """
+    ledger = getattr(oracle, "set_ledger", None)
+    if callable(ledger):
+        ledger(None)
 
 
 def unstored_note(durable: DurableOracle) -> str:

@@ -31,6 +31,7 @@ from latentbench.select.live._config import LiveConfig, canonical_identity, with
 from latentbench.select.live._durable import (
     DurableOracle,
     LiveProgress,
+    release_ledger,
     run_requests,
     unstored_note,
 )
@@ -835,6 +836,7 @@ def _select(
         close = getattr(inner, "close", None)
         if own_oracle and callable(close):
             close()
+        release_ledger(inner)  # an oracle passed in records nothing more in this run's ledger
     return selection, status, message
 
 
