@@ -196,6 +196,11 @@ def test_estimate_and_compare_live_count_the_ledger_and_say_it(live_setup, task)
     assert [str(w.message) for w in seen].count(line) == 1, [str(w.message) for w in seen]
     assert line in again.warnings, again.warnings
     assert s.state.n_posts == 0  # 10 of 10 counted: nothing more asked (before: 2 more)
+    with warnings.catch_warnings(record=True) as seen:  # a later session: said already
+        warnings.simplefilter("always")
+        later = _session(task, cal, config, store, 12)
+    assert line not in later.warnings and not [w for w in seen if line in str(w.message)]
+    assert s.state.n_posts == 0  # still counted
 
 
 def _endpoints(s) -> list[ChatEndpoint]:
@@ -249,3 +254,43 @@ def test_a_cell_records_its_retries_in_the_ledger_it_started_with(live_setup):
             (cell,) = pending.result(WAIT)
     assert cell.error is None and cell.attempts == 2 and s.state.n_posts == 2
     assert first == [1, 1] and later == []
+
+
+def _unstored_line(n: int) -> str:
+    return (
+        f"{n} request(s) sent by an earlier session were not stored with an answer (the "
+        "process was killed, or aborted by a second Ctrl-C): counted against spend_cap"
+    )
+
+
+def test_the_unstored_requests_are_said_once_not_by_every_later_session(live_setup):
+    """The line on a killed session's unstored requests was said again by every later
+    session, after clean stops too (capped, here): each read as one more kill. It is said by
+    the session that finds them; a later one says only those unstored since (a new kill),
+    and the cap keeps counting them all."""
+    s = live_setup
+    path = s.tmp / "said.duckdb"
+
+    def session(cap: int):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            result = run_live(LiveConfig.from_toml(s.write_config(run={"spend_cap": cap})), path)
+        return result, [str(w.message) for w in seen if "earlier session" in str(w.message)]
+
+    first, said = session(8)  # one batch of 8, then capped
+    assert first.status == "capped" and not said
+    with Store(path) as db:  # as a session killed with 3 requests in flight leaves it
+        db.record_requests(first.run_id, 3)
+    for cap, n in ((16, 3), (24, None)):  # capped each time: clean stops
+        result, said = session(cap)
+        line = [] if n is None else [_unstored_line(n)]
+        assert result.status == "capped" and result.notes == line, (cap, result.notes)
+        assert [w.split(": ", 1)[1] for w in said] == line, (cap, said)
+    with Store(path) as db:  # another kill: its 2 requests only are said
+        db.record_requests(first.run_id, 2)
+    result, said = session(32)
+    assert result.notes == [_unstored_line(2)] and len(said) == 1, said
+    with Store(path, read_only=True) as db:  # all counted against the cap
+        paid = int(db.selection_observations(first.run_id)["attempts"].sum())
+        assert db.selection_requests(first.run_id) == paid + 5 == s.state.n_posts + 5
+    assert s.state.n_posts <= 32 - 5

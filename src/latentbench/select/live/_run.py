@@ -722,8 +722,9 @@ def run_live(
         reuse_notes=reused_notes,
     )
     unstored = unstored_note(durable)
-    if unstored:  # a killed session's requests in flight: counted, said once per session
+    if unstored:  # a killed session's requests in flight: counted, said by one session
         warnings.warn(f"run {run_id!r}: {unstored}", DataWarning, stacklevel=user_stacklevel())
+        durable.record_unstored_said()
     snapshot.update(spent=durable.paid_total, planned=durable.planned,
                     left=max(durable.planned - durable.stored_before, 0),
                     requests=durable.requests_total)  # fmt: skip
