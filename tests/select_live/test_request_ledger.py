@@ -82,7 +82,8 @@ def test_requests_in_flight_at_a_sigkill_count_against_the_spend_cap(live_setup)
     assert s.state.n_posts >= cap - 8  # stopped by the cap, a batch of 8 short at most
     line = (
         "4 request(s) sent by an earlier session were not stored with an answer (the process "
-        "was killed, or aborted by a second Ctrl-C): counted against spend_cap"
+        "was killed, or stopped at once by a second Ctrl-C or an error): counted against "
+        "spend_cap"
     )
     assert line in " ".join(again.stderr.split()), again.stderr
     result = json.loads(again.stdout)
@@ -191,7 +192,8 @@ def test_estimate_and_compare_live_count_the_ledger_and_say_it(live_setup, task)
         again = _session(task, cal, config, store, 12)
     line = (
         "2 request(s) sent by an earlier session were not stored with an answer (the process "
-        "was killed, or aborted by a second Ctrl-C): counted against spend_cap"
+        "was killed, or stopped at once by a second Ctrl-C or an error): counted against "
+        "spend_cap"
     )
     assert [str(w.message) for w in seen].count(line) == 1, [str(w.message) for w in seen]
     assert line in again.warnings, again.warnings
@@ -259,7 +261,8 @@ def test_a_cell_records_its_retries_in_the_ledger_it_started_with(live_setup):
 def _unstored_line(n: int) -> str:
     return (
         f"{n} request(s) sent by an earlier session were not stored with an answer (the "
-        "process was killed, or aborted by a second Ctrl-C): counted against spend_cap"
+        "process was killed, or stopped at once by a second Ctrl-C or an error): counted "
+        "against spend_cap"
     )
 
 
@@ -294,3 +297,38 @@ def test_the_unstored_requests_are_said_once_not_by_every_later_session(live_set
         paid = int(db.selection_observations(first.run_id)["attempts"].sum())
         assert db.selection_requests(first.run_id) == paid + 5 == s.state.n_posts + 5
     assert s.state.n_posts <= 32 - 5
+
+
+def test_the_unstored_line_names_an_error_that_stopped_the_session(live_setup, monkeypatch):
+    """An error that stops a session at once (here a store that could not be written) cuts
+    its requests in flight, paid and unstored, as a second Ctrl-C does; the resumed run's
+    line said the process was killed or aborted by a second Ctrl-C, neither of which
+    happened."""
+    import duckdb
+
+    s = live_setup
+    cfg = LiveConfig.from_toml(s.write_config(run={"spend_cap": 8}, oracle={"retries": 0}))
+    path = s.tmp / "error.duckdb"
+    s.state.hold_after, s.state.notify_at = 1, 4  # requests 2 to 4 held: in flight
+
+    def full(self, *args, **kwargs):
+        assert s.state.reached.wait(WAIT)  # the first answer's commit, all 4 requests sent
+        raise duckdb.TransactionException("Failed to commit: No space left on device")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Store, "add_observations", full)
+        with pytest.raises(duckdb.TransactionException, match="No space left"):
+            run_live(cfg, path)
+    s.state.hold_after = None
+    with pytest.warns(DataWarning) as seen:
+        again = run_live(cfg, path)  # 4 unstored of 8: capped, nothing asked
+    line = (
+        "4 request(s) sent by an earlier session were not stored with an answer (the process "
+        "was killed, or stopped at once by a second Ctrl-C or an error): counted against "
+        "spend_cap"
+    )
+    assert again.status == "capped" and again.notes == [line], again.notes
+    assert [str(w.message) for w in seen if "earlier session" in str(w.message)] == [
+        f"run {again.run_id!r}: {line}"
+    ]
+    assert s.state.n_posts == 4

@@ -191,8 +191,9 @@ def release_ledger(oracle: Any) -> None:
 
 def unstored_note(durable: DurableOracle) -> str:
     """The line saying how many requests an earlier session sent without storing their
-    cells (the process was killed, or aborted by a second Ctrl-C): counted against
-    ``spend_cap``; empty if none, or if an earlier session said them already
+    cells (the process was killed, or the session stopped at once by a second Ctrl-C or an
+    error, such as a store that could not be written: either cuts the requests in flight):
+    counted against ``spend_cap``; empty if none, or if an earlier session said them already
     (:meth:`DurableOracle.record_unstored_said`).
 
     Parameters
@@ -208,7 +209,8 @@ def unstored_note(durable: DurableOracle) -> str:
         return ""
     return (
         f"{n} request(s) sent by an earlier session were not stored with an answer (the "
-        "process was killed, or aborted by a second Ctrl-C): counted against spend_cap"
+        "process was killed, or stopped at once by a second Ctrl-C or an error): counted "
+        "against spend_cap"
     )
 
 
