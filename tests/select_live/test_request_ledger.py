@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -332,3 +333,18 @@ def test_the_unstored_line_names_an_error_that_stopped_the_session(live_setup, m
         f"run {again.run_id!r}: {line}"
     ]
     assert s.state.n_posts == 4
+
+
+def test_a_slow_ledger_write_is_not_counted_against_the_request_s_timeout(live_setup):
+    """The request's deadline started before its ledger write: a write slower than
+    ``timeout`` (a busy disk, a checkpoint, ``concurrency`` writes in turn) cut the request
+    before it was sent, and it was counted as a paid timeout (retried the same way, until
+    the cell failed with nothing sent). ``timeout`` bounds the request, from its
+    connection on."""
+    s = live_setup
+    live = ChatEndpoint("model-0", f"http://127.0.0.1:{s.port}/v1", "model-0", s.key_env)
+    oracle = ChatCompletionsOracle([live], s.items, timeout=0.2, retries=2, backoff=0.0)
+    oracle.set_ledger(lambda delta: threading.Event().wait(0.3))  # longer than the timeout
+    with oracle:
+        (cell,) = oracle.evaluate_cells(0, np.arange(1))
+    assert cell.error is None and cell.attempts == s.state.n_posts >= 1, (cell, s.state.n_posts)

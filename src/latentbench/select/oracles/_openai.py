@@ -125,13 +125,20 @@ class _Deadline:
     socket's blocked reads end at once and :attr:`expired` tells the caller why.
     """
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, *, start: bool = True) -> None:
         self.expired = False
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self._timer = threading.Timer(seconds, self._expire)
         self._timer.daemon = True
-        self._timer.start()
+        if start:
+            self._timer.start()
+
+    def start(self) -> None:
+        """Start the timer of a deadline made with ``start=False`` (not once it expired)."""
+        with self._lock:
+            if not self.expired:
+                self._timer.start()
 
     def attach(self, sock: socket.socket) -> None:
         with self._lock:
@@ -561,8 +568,9 @@ class ChatCompletionsOracle:
         return body
 
     def _reserve(self, ledger: Callable[[int], None] | None) -> _Deadline:
-        """Count one request against the allowance, start its deadline and record it in
-        ``ledger`` (the cell's).
+        """Count one request against the allowance, record it in ``ledger`` (the cell's)
+        and start its deadline: once recorded, so that a slow ledger write is no part of the
+        request's ``timeout`` (it cut requests never sent, counted as paid timeouts).
 
         Raises :class:`_Fatal` (not sent) after an abort, :class:`_Capped` when the allowance
         is spent (after waiting for the requests in flight, whose share may be refunded).
@@ -579,7 +587,7 @@ class ChatCompletionsOracle:
                     raise _Capped
                 self._allowance -= 1
             self.n_requests += 1
-            deadline = _Deadline(self.timeout)
+            deadline = _Deadline(self.timeout, start=False)  # in flight for an abort
             self._active.add(deadline)
         if ledger is not None:
             try:
@@ -587,6 +595,11 @@ class ChatCompletionsOracle:
             except BaseException:  # not recorded: not sent, not counted
                 self._unreserve(deadline)
                 raise
+            if self._aborted.is_set():  # aborted while it was recorded: never sent
+                self._unreserve(deadline)
+                ledger(-1)
+                raise _Fatal(_ABORTED, sent=False)
+        deadline.start()
         return deadline
 
     def _unreserve(self, deadline: _Deadline) -> None:
