@@ -72,7 +72,8 @@ class LiveResult:
     notes : list of str
         Lines counting the run's answers with a note (empty text; no text, content null),
         all sessions, and the requests an earlier session sent but never stored with an
-        answer (killed; counted against ``spend_cap``); also in ``message``.
+        answer (killed, or stopped at once; counted against ``spend_cap``; said by the
+        first session that finds them); also in ``message``.
     """
 
     run_id: str
@@ -296,7 +297,7 @@ def _near_runs(store: Store, mine: dict[str, Any], suffix: str) -> list[dict[str
     file edited, a temperature, a served model; not reused) or except ``[proxy] history``'s
     file hash (``"why": "history"``: the file edited or replaced; their answers are reused).
     Each: ``run_id``, ``why``, ``changed`` (the fields), ``status`` and ``requests`` (the
-    paid requests it stored)."""
+    paid requests it stored, or its request ledger holds when more)."""
     out = []
     for run in store.selection_runs():
         config = run.get("config") if isinstance(run.get("config"), dict) else {}
