@@ -9,12 +9,14 @@ up to ``concurrency x (1 + retries)`` requests (seen: 12).
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -81,7 +83,8 @@ def test_requests_in_flight_at_a_sigkill_count_against_the_spend_cap(live_setup)
     assert s.state.n_posts >= cap - 8  # stopped by the cap, a batch of 8 short at most
     line = (
         "4 request(s) sent by an earlier session were not stored with an answer (the process "
-        "was killed, or aborted by a second Ctrl-C): counted against spend_cap"
+        "was killed, or stopped at once by a second Ctrl-C or an error): counted against "
+        "spend_cap"
     )
     assert line in " ".join(again.stderr.split()), again.stderr
     result = json.loads(again.stdout)
@@ -190,8 +193,158 @@ def test_estimate_and_compare_live_count_the_ledger_and_say_it(live_setup, task)
         again = _session(task, cal, config, store, 12)
     line = (
         "2 request(s) sent by an earlier session were not stored with an answer (the process "
-        "was killed, or aborted by a second Ctrl-C): counted against spend_cap"
+        "was killed, or stopped at once by a second Ctrl-C or an error): counted against "
+        "spend_cap"
     )
     assert [str(w.message) for w in seen].count(line) == 1, [str(w.message) for w in seen]
     assert line in again.warnings, again.warnings
     assert s.state.n_posts == 0  # 10 of 10 counted: nothing more asked (before: 2 more)
+    with warnings.catch_warnings(record=True) as seen:  # a later session: said already
+        warnings.simplefilter("always")
+        later = _session(task, cal, config, store, 12)
+    assert line not in later.warnings and not [w for w in seen if line in str(w.message)]
+    assert s.state.n_posts == 0  # still counted
+
+
+def _endpoints(s) -> list[ChatEndpoint]:
+    return [ChatEndpoint(n, f"http://127.0.0.1:{s.port}/v1", n, api_key_env=s.key_env)
+            for n in s.names]  # fmt: skip
+
+
+def test_an_oracle_passed_in_records_nothing_in_the_run_s_ledger_after_it(live_setup):
+    """``run_live(..., oracle=X)`` left X recording in the run's ledger after the run: the
+    caller's own requests with X were counted as the run's (a resumed run said an earlier
+    session had sent them, and stopped that much short of its cap), and once the store was
+    closed every request of X failed ("the store is closed")."""
+    s = live_setup
+    small = {"budget": 2, "init_batch": 2, "batch_size": 2}
+    cfg = LiveConfig.from_toml(s.write_config(run=small))
+    path = s.tmp / "passed.duckdb"
+    with ChatCompletionsOracle(_endpoints(s), s.items, retries=0) as oracle:
+        with Store(path) as db:
+            first = run_live(cfg, db, oracle=oracle)
+            paid = s.state.n_posts
+            assert db.selection_requests(first.run_id) == paid
+            # the caller's own requests with its oracle, not the run's
+            assert oracle.evaluate(0, np.arange(3)).tolist() == s.Y[0, :3].tolist()
+            assert db.selection_requests(first.run_id) == paid
+        assert oracle.evaluate(1, np.arange(2)).tolist() == s.Y[1, :2].tolist()  # store closed
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            again = run_live(cfg, path, oracle=oracle)  # resumed: replayed from the store
+    assert again.status == first.status and not again.notes, again.notes
+    assert not [w for w in seen if "earlier session" in str(w.message)]
+
+
+def test_a_cell_records_its_retries_in_the_ledger_it_started_with(live_setup):
+    """A cell in flight when its oracle's ledger is unset or replaced (a run that ended with
+    an error, its passed-in oracle released) records its retry in its run's ledger, not in
+    the next one's (nor in none)."""
+    s = live_setup
+    s.state.faults[("model-0", s.items[0]["id"])] = ["500"]  # the first answer fails: retried
+    s.state.hold_after = 0  # the first request is held until the ledger is replaced
+    first: list[int] = []
+    later: list[int] = []
+    oracle = ChatCompletionsOracle(_endpoints(s), s.items, retries=1, backoff=0.0)
+    oracle.set_ledger(first.append)
+    with oracle:
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(list, oracle.evaluate_cells(0, np.arange(1)))
+            assert s.state.held.wait(WAIT)
+            oracle.set_ledger(later.append)
+            s.state.hold_after = None
+            s.state.release.set()
+            (cell,) = pending.result(WAIT)
+    assert cell.error is None and cell.attempts == 2 and s.state.n_posts == 2
+    assert first == [1, 1] and later == []
+
+
+def _unstored_line(n: int) -> str:
+    return (
+        f"{n} request(s) sent by an earlier session were not stored with an answer (the "
+        "process was killed, or stopped at once by a second Ctrl-C or an error): counted "
+        "against spend_cap"
+    )
+
+
+def test_the_unstored_requests_are_said_once_not_by_every_later_session(live_setup):
+    """The line on a killed session's unstored requests was said again by every later
+    session, after clean stops too (capped, here): each read as one more kill. It is said by
+    the session that finds them; a later one says only those unstored since (a new kill),
+    and the cap keeps counting them all."""
+    s = live_setup
+    path = s.tmp / "said.duckdb"
+
+    def session(cap: int):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            result = run_live(LiveConfig.from_toml(s.write_config(run={"spend_cap": cap})), path)
+        return result, [str(w.message) for w in seen if "earlier session" in str(w.message)]
+
+    first, said = session(8)  # one batch of 8, then capped
+    assert first.status == "capped" and not said
+    with Store(path) as db:  # as a session killed with 3 requests in flight leaves it
+        db.record_requests(first.run_id, 3)
+    for cap, n in ((16, 3), (24, None)):  # capped each time: clean stops
+        result, said = session(cap)
+        line = [] if n is None else [_unstored_line(n)]
+        assert result.status == "capped" and result.notes == line, (cap, result.notes)
+        assert [w.split(": ", 1)[1] for w in said] == line, (cap, said)
+    with Store(path) as db:  # another kill: its 2 requests only are said
+        db.record_requests(first.run_id, 2)
+    result, said = session(32)
+    assert result.notes == [_unstored_line(2)] and len(said) == 1, said
+    with Store(path, read_only=True) as db:  # all counted against the cap
+        paid = int(db.selection_observations(first.run_id)["attempts"].sum())
+        assert db.selection_requests(first.run_id) == paid + 5 == s.state.n_posts + 5
+    assert s.state.n_posts <= 32 - 5
+
+
+def test_the_unstored_line_names_an_error_that_stopped_the_session(live_setup, monkeypatch):
+    """An error that stops a session at once (here a store that could not be written) cuts
+    its requests in flight, paid and unstored, as a second Ctrl-C does; the resumed run's
+    line said the process was killed or aborted by a second Ctrl-C, neither of which
+    happened."""
+    import duckdb
+
+    s = live_setup
+    cfg = LiveConfig.from_toml(s.write_config(run={"spend_cap": 8}, oracle={"retries": 0}))
+    path = s.tmp / "error.duckdb"
+    s.state.hold_after, s.state.notify_at = 1, 4  # requests 2 to 4 held: in flight
+
+    def full(self, *args, **kwargs):
+        assert s.state.reached.wait(WAIT)  # the first answer's commit, all 4 requests sent
+        raise duckdb.TransactionException("Failed to commit: No space left on device")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Store, "add_observations", full)
+        with pytest.raises(duckdb.TransactionException, match="No space left"):
+            run_live(cfg, path)
+    s.state.hold_after = None
+    with pytest.warns(DataWarning) as seen:
+        again = run_live(cfg, path)  # 4 unstored of 8: capped, nothing asked
+    line = (
+        "4 request(s) sent by an earlier session were not stored with an answer (the process "
+        "was killed, or stopped at once by a second Ctrl-C or an error): counted against "
+        "spend_cap"
+    )
+    assert again.status == "capped" and again.notes == [line], again.notes
+    assert [str(w.message) for w in seen if "earlier session" in str(w.message)] == [
+        f"run {again.run_id!r}: {line}"
+    ]
+    assert s.state.n_posts == 4
+
+
+def test_a_slow_ledger_write_is_not_counted_against_the_request_s_timeout(live_setup):
+    """The request's deadline started before its ledger write: a write slower than
+    ``timeout`` (a busy disk, a checkpoint, ``concurrency`` writes in turn) cut the request
+    before it was sent, and it was counted as a paid timeout (retried the same way, until
+    the cell failed with nothing sent). ``timeout`` bounds the request, from its
+    connection on."""
+    s = live_setup
+    live = ChatEndpoint("model-0", f"http://127.0.0.1:{s.port}/v1", "model-0", s.key_env)
+    oracle = ChatCompletionsOracle([live], s.items, timeout=0.2, retries=2, backoff=0.0)
+    oracle.set_ledger(lambda delta: threading.Event().wait(0.3))  # longer than the timeout
+    with oracle:
+        (cell,) = oracle.evaluate_cells(0, np.arange(1))
+    assert cell.error is None and cell.attempts == s.state.n_posts >= 1, (cell, s.state.n_posts)

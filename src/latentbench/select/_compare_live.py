@@ -267,6 +267,7 @@ def compare_live(
         options["weights"] = checked.record(both, "in the configuration")
     result = _compare_result(cal, both, run, name_a, name_b, swap, delta, proxy, options, notes)
     _record_session(store, run_id, status, result)
+    durable.record_unstored_said()  # said with the result: not by a later session again
     snapshot.finish(status, spent=durable.paid_total, requests=durable.requests_total,
                     answer={"comparison": side(run)})  # fmt: skip
     return result

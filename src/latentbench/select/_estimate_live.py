@@ -311,6 +311,7 @@ def estimate_live(
         notes.append(reused_note(store.path, durable.reused, origins))
     result = _finish(cal, seq, model, stopped, probs, options, notes, model_scores)
     _record_session(store, run_id, status, result)
+    durable.record_unstored_said()  # said with the result: not by a later session again
     snapshot.finish(status, spent=durable.paid_total, requests=durable.requests_total,
                     answer={"models": [{"model": model, "score": float(result.score),
                                         "lower": float(result.lower),

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from latentbench.io.store import Store
     from latentbench.select._base import Policy
 
-__all__ = ["DurableOracle", "LiveProgress", "run_requests", "unstored_note"]
+__all__ = ["DurableOracle", "LiveProgress", "release_ledger", "run_requests", "unstored_note"]
 
 
 @dataclass
@@ -159,10 +159,42 @@ def run_requests(
     return int(attempts.fillna(1).sum()), store.selection_requests(run_id)
 
 
+_UNSTORED_SAID = "requests_unstored_said"
+"""The key, in a run's ``config``, of the unstored requests a session has said."""
+
+
+def _unstored_said(store: Store, run_id: str) -> int:
+    """The unstored requests of run ``run_id`` an earlier session said (0: none)."""
+    run = store.selection_run(run_id)
+    config = run.get("config") if run is not None else None
+    said = config.get(_UNSTORED_SAID) if isinstance(config, dict) else None
+    return said if isinstance(said, int) and not isinstance(said, bool) and said > 0 else 0
+
+
+def release_ledger(oracle: Any) -> None:
+    """Unset the request ledger that :class:`DurableOracle` gave ``oracle`` (one with
+    ``set_ledger``), when its run ends: an oracle passed to
+    :func:`~latentbench.select.live.run_live` and used afterwards recorded its requests in the
+    run's ledger (a resumed run then counted them as the run's, and said an earlier session
+    had sent them), or failed on each once the store was closed. Its cells still in flight
+    keep the ledger they started with.
+
+    Parameters
+    ----------
+    oracle : object
+        The run's oracle (nothing is done for one without ``set_ledger``).
+    """
+    ledger = getattr(oracle, "set_ledger", None)
+    if callable(ledger):
+        ledger(None)
+
+
 def unstored_note(durable: DurableOracle) -> str:
     """The line saying how many requests an earlier session sent without storing their
-    cells (the process was killed, or aborted by a second Ctrl-C): counted against
-    ``spend_cap``; empty if none.
+    cells (the process was killed, or the session stopped at once by a second Ctrl-C or an
+    error, such as a store that could not be written: either cuts the requests in flight):
+    counted against ``spend_cap``; empty if none, or if an earlier session said them already
+    (:meth:`DurableOracle.record_unstored_said`).
 
     Parameters
     ----------
@@ -177,7 +209,8 @@ def unstored_note(durable: DurableOracle) -> str:
         return ""
     return (
         f"{n} request(s) sent by an earlier session were not stored with an answer (the "
-        "process was killed, or aborted by a second Ctrl-C): counted against spend_cap"
+        "process was killed, or stopped at once by a second Ctrl-C or an error): counted "
+        "against spend_cap"
     )
 
 
@@ -241,12 +274,13 @@ class DurableOracle:
         Batches seen.
     requests_total : int
         Paid requests for the run, earlier sessions included (what ``spend_cap`` bounds): the
-        stored cells' ``attempts``, or the store's request ledger when it holds more
-        (``requests_unstored`` more).
+        stored cells' ``attempts``, or the store's request ledger when it holds more (the
+        requests in flight when an earlier session was killed).
     requests_unstored : int
         Requests an earlier session recorded in the ledger before sending them but never
-        stored with a cell (the process was killed or crashed with them in flight); counted
-        in ``requests_total`` (:func:`unstored_note` says it).
+        stored with a cell (the process was killed or crashed with them in flight), less
+        those an earlier session already said (:meth:`record_unstored_said`);
+        :func:`unstored_note` says them. All are counted in ``requests_total``.
     reused : list of (str, str)
         The cells ``(model, item)`` taken from ``reuse`` in this session (``n_reused`` of
         them), in the order asked.
@@ -296,8 +330,11 @@ class DurableOracle:
                 store.record_requests(run_id, requests_stored - sent)  # held from now on
                 sent = requests_stored
             ledger(store.request_ledger(run_id))
-        self.requests_unstored = max((sent or 0) - requests_stored, 0)
-        self.requests_total = requests_stored + self.requests_unstored
+        unstored = max((sent or 0) - requests_stored, 0)
+        self.requests_total = requests_stored + unstored  # all counted against the cap
+        # said by the session that found them: a later one says those unstored since only
+        self.requests_unstored = max(unstored - _unstored_said(store, run_id), 0)
+        self._unstored = unstored
         for model, item, score, error in zip(
             stored["model"], stored["item"], stored["score"], stored["error"], strict=True
         ):
@@ -314,6 +351,19 @@ class DurableOracle:
         self._seq = int(stored["seq"].max()) + 1 if len(stored) else 0
         self._decisions = {d["round"]: d for d in store.selection_decisions(run_id)}
         self.errors: list[tuple[str, str, str]] = []
+
+    def record_unstored_said(self) -> None:
+        """Record, in the run's ``config`` (``requests_unstored_said``), that this session
+        said the line of :func:`unstored_note`: a later session says only the requests left
+        unstored since (another kill), not these again; all stay counted against
+        ``spend_cap``. Nothing is written when there was nothing to say.
+        """
+        if self.requests_unstored <= 0:
+            return
+        run = self.store.selection_run(self.run_id)
+        if run is not None and isinstance(run.get("config"), dict):
+            record = {**run["config"], _UNSTORED_SAID: self._unstored}
+            self.store.set_selection_config(self.run_id, record)
 
     # -------------------------------------------------------------- store writes
     def __repr__(self) -> str:

@@ -31,6 +31,7 @@ from latentbench.select.live._config import LiveConfig, canonical_identity, with
 from latentbench.select.live._durable import (
     DurableOracle,
     LiveProgress,
+    release_ledger,
     run_requests,
     unstored_note,
 )
@@ -71,7 +72,8 @@ class LiveResult:
     notes : list of str
         Lines counting the run's answers with a note (empty text; no text, content null),
         all sessions, and the requests an earlier session sent but never stored with an
-        answer (killed; counted against ``spend_cap``); also in ``message``.
+        answer (killed, or stopped at once; counted against ``spend_cap``; said by the
+        first session that finds them); also in ``message``.
     """
 
     run_id: str
@@ -295,7 +297,7 @@ def _near_runs(store: Store, mine: dict[str, Any], suffix: str) -> list[dict[str
     file edited, a temperature, a served model; not reused) or except ``[proxy] history``'s
     file hash (``"why": "history"``: the file edited or replaced; their answers are reused).
     Each: ``run_id``, ``why``, ``changed`` (the fields), ``status`` and ``requests`` (the
-    paid requests it stored)."""
+    paid requests it stored, or its request ledger holds when more)."""
     out = []
     for run in store.selection_runs():
         config = run.get("config") if isinstance(run.get("config"), dict) else {}
@@ -721,8 +723,9 @@ def run_live(
         reuse_notes=reused_notes,
     )
     unstored = unstored_note(durable)
-    if unstored:  # a killed session's requests in flight: counted, said once per session
+    if unstored:  # a killed session's requests in flight: counted, said by one session
         warnings.warn(f"run {run_id!r}: {unstored}", DataWarning, stacklevel=user_stacklevel())
+        durable.record_unstored_said()
     snapshot.update(spent=durable.paid_total, planned=durable.planned,
                     left=max(durable.planned - durable.stored_before, 0),
                     requests=durable.requests_total)  # fmt: skip
@@ -835,6 +838,7 @@ def _select(
         close = getattr(inner, "close", None)
         if own_oracle and callable(close):
             close()
+        release_ledger(inner)  # an oracle passed in records nothing more in this run's ledger
     return selection, status, message
 
 

@@ -126,13 +126,20 @@ class _Deadline:
     socket's blocked reads end at once and :attr:`expired` tells the caller why.
     """
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, *, start: bool = True) -> None:
         self.expired = False
         self._lock = threading.Lock()
         self._sockets: list[socket.socket] = []
         self._timer = threading.Timer(seconds, self._expire)
         self._timer.daemon = True
-        self._timer.start()
+        if start:
+            self._timer.start()
+
+    def start(self) -> None:
+        """Start the timer of a deadline made with ``start=False`` (not once it expired)."""
+        with self._lock:
+            if not self.expired:
+                self._timer.start()
 
     def attach(self, sock: socket.socket) -> None:
         with self._lock:
@@ -487,8 +494,12 @@ class ChatCompletionsOracle(BatchFromCells):
 
         :class:`~latentbench.select.live.DurableOracle` sets it to the run's request ledger
         in its store (:meth:`~latentbench.io.store.Store.record_requests`), so the requests
-        in flight when a process is killed count against ``spend_cap`` on resume. It is
-        called from the worker threads, at most ``concurrency`` at once.
+        in flight when a process is killed count against ``spend_cap`` on resume, and
+        unsets it when the run ends (an oracle passed to
+        :func:`~latentbench.select.live.run_live` then records nothing more there). It is
+        called from the worker threads, at most ``concurrency`` at once. A cell records all
+        its requests (retries and refunds too) in the ledger set when it started: another
+        one set meanwhile applies to the cells started after.
 
         Parameters
         ----------
@@ -507,14 +518,21 @@ class ChatCompletionsOracle(BatchFromCells):
             return None
         return os.environ[endpoint.api_key_env].strip()
 
-    def _post(self, endpoint: ChatEndpoint, prompt: str, key: str | None) -> str:
+    def _post(
+        self,
+        endpoint: ChatEndpoint,
+        prompt: str,
+        key: str | None,
+        ledger: Callable[[int], None] | None,
+    ) -> str:
+        """One request; ``ledger``: the cell's (the one set when the cell started)."""
         body = self._body(endpoint, prompt)
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if key:
             headers["Authorization"] = f"Bearer {key}"
         opener = self._direct if _is_loopback(endpoint.base_url) else self._default
         data = json.dumps(body).encode()  # before the allowance: a body that is no JSON costs none
-        deadline = self._reserve()
+        deadline = self._reserve(ledger)
         request = _Request(
             endpoint.url(),
             data=data,
@@ -525,7 +543,7 @@ class ChatCompletionsOracle(BatchFromCells):
         try:
             return self._send(opener, request, key)
         except _Retry as exc:
-            self._after_retry(exc, deadline)
+            self._after_retry(exc, deadline, ledger)
             raise
         except _Fatal:
             self._after_fatal(deadline)
@@ -550,8 +568,10 @@ class ChatCompletionsOracle(BatchFromCells):
             body["max_tokens"] = int(self.max_tokens)
         return body
 
-    def _reserve(self) -> _Deadline:
-        """Count one request against the allowance and start its deadline.
+    def _reserve(self, ledger: Callable[[int], None] | None) -> _Deadline:
+        """Count one request against the allowance, record it in ``ledger`` (the cell's)
+        and start its deadline: once recorded, so that a slow ledger write is no part of the
+        request's ``timeout`` (it cut requests never sent, counted as paid timeouts).
 
         Raises :class:`_Fatal` (not sent) after an abort, :class:`_Capped` when the allowance
         is spent (after waiting for the requests in flight, whose share may be refunded).
@@ -568,15 +588,19 @@ class ChatCompletionsOracle(BatchFromCells):
                     raise _Capped
                 self._allowance -= 1
             self.n_requests += 1
-            deadline = _Deadline(self.timeout)
+            deadline = _Deadline(self.timeout, start=False)  # in flight for an abort
             self._active.add(deadline)
-            ledger = self._ledger
         if ledger is not None:
             try:
                 ledger(1)  # committed before the request goes out
             except BaseException:  # not recorded: not sent, not counted
                 self._unreserve(deadline)
                 raise
+            if self._aborted.is_set():  # aborted while it was recorded: never sent
+                self._unreserve(deadline)
+                ledger(-1)
+                raise _Fatal(_ABORTED, sent=False)
+        deadline.start()
         return deadline
 
     def _unreserve(self, deadline: _Deadline) -> None:
@@ -589,15 +613,17 @@ class ChatCompletionsOracle(BatchFromCells):
             self._active.discard(deadline)
             self._settled.notify_all()
 
-    def _after_retry(self, exc: _Retry, deadline: _Deadline) -> None:
-        """Refund a request that never reached a server; raise what replaces ``exc`` (an
-        abort, or the deadline that cut the request), else return (``exc`` stands)."""
+    def _after_retry(
+        self, exc: _Retry, deadline: _Deadline, ledger: Callable[[int], None] | None
+    ) -> None:
+        """Refund a request that never reached a server (in ``ledger``, where it was
+        recorded); raise what replaces ``exc`` (an abort, or the deadline that cut the
+        request), else return (``exc`` stands)."""
         if exc.unsent:  # nothing reached a server: not a paid request
             with self._lock:
                 self.n_requests -= 1
                 if self._allowance is not None:
                     self._allowance += 1
-                ledger = self._ledger
             if ledger is not None:
                 ledger(-1)
         if self._aborted.is_set():
@@ -651,9 +677,11 @@ class ChatCompletionsOracle(BatchFromCells):
         reason = ""
         attempt = 0
         sent = 0  # requests that reached a server (a refused connection is not one)
+        with self._lock:  # every request of the cell, retries and refunds, in one ledger:
+            ledger = self._ledger  # the run's that asked it, even once the oracle is released
         for attempt in range(self.retries + 1):
             try:
-                content = self._post(endpoint, item["prompt"], key)
+                content = self._post(endpoint, item["prompt"], key, ledger)
             except _Capped:
                 error = f"{CAPPED} after {sent} request(s) for this cell"
                 return CellResult(position, math.nan, error, sent, started, now_utc(), capped=True)
