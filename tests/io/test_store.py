@@ -807,3 +807,28 @@ def test_the_request_ledger_sums_per_run_and_takes_writes_from_threads(tmp_path)
     with Store(path, read_only=True) as db:  # committed: read back after the store closed
         assert db.selection_requests(run) == 99
         assert len(db.selection_observations(run)) == 10
+
+
+def test_close_holds_the_ledger_lock_until_the_connection_is_closed(tmp_path):
+    """A worker recording a request while the store closes must not open a new cursor between
+    the ledger cursor's close and the connection's (it would keep the file open): ``close``
+    holds the ledger's lock across both, so such a worker then finds the store closed."""
+    db = Store(tmp_path / "close.duckdb")
+    run = db.start_selection({"policy": "random"})
+    ledger = db.request_ledger(run)
+    held: list[bool] = []
+    real = db.connection
+
+    class Watched:
+        def __getattr__(self, name: str) -> object:
+            return getattr(real, name)
+
+        def close(self) -> None:
+            held.append(db._ledger_lock.locked())
+            real.close()
+
+    db.connection = Watched()  # type: ignore[assignment]
+    db.close()
+    assert held == [True]
+    with pytest.raises(InputError, match="the store is closed"):
+        ledger(1)

@@ -318,16 +318,12 @@ class SelectionRuns:
             return None
         return int(row[0]) if row is not None else 0
 
-    def _close_ledger(self) -> None:
-        """Close the ledger's cursor (idempotent; before the connection: an open cursor
-        keeps the file open)."""
-        lock = getattr(self, "_ledger_lock", None)
-        if lock is None:
-            return
-        with lock:
-            if self._ledger_cursor is not None:
-                self._ledger_cursor.close()
-                self._ledger_cursor = None
+    def _close_ledger_cursor(self) -> None:
+        """Close the ledger's cursor (idempotent; the caller holds ``_ledger_lock``; before
+        the connection: an open cursor keeps the file open)."""
+        if getattr(self, "_ledger_cursor", None) is not None:
+            self._ledger_cursor.close()  # type: ignore[union-attr]
+            self._ledger_cursor = None
 
     def redact_selection_config(self, run_id: str) -> list[str]:
         """Mask, in the store, a key that an earlier version stored in the ``config`` record of

@@ -701,10 +701,14 @@ class Store(SelectionRuns):
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
-        self._close_ledger()
-        if getattr(self, "_connection", None) is not None:
-            self._connection.close()  # type: ignore[union-attr]
-            self._connection = None
+        lock = getattr(self, "_ledger_lock", None)
+        with lock if lock is not None else contextlib.nullcontext():
+            # the ledger's lock held across both: a worker recording a request in between
+            # would open a new cursor on the connection about to close (and keep the file)
+            self._close_ledger_cursor()
+            if getattr(self, "_connection", None) is not None:
+                self._connection.close()  # type: ignore[union-attr]
+                self._connection = None
 
     def __enter__(self) -> Store:
         return self
