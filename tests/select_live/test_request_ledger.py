@@ -348,3 +348,18 @@ def test_a_slow_ledger_write_is_not_counted_against_the_request_s_timeout(live_s
     with oracle:
         (cell,) = oracle.evaluate_cells(0, np.arange(1))
     assert cell.error is None and cell.attempts == s.state.n_posts >= 1, (cell, s.state.n_posts)
+
+
+def test_an_oracle_passed_to_a_capped_run_is_not_left_capped(live_setup):
+    """``run_live(..., oracle=X)`` held X to the run's requests left (``limit_requests``) and
+    left it so: after a run that reached its spend cap, the caller's own ``X.evaluate``
+    returned NaN for every cell. The run's allowance is released with its ledger."""
+    s = live_setup
+    cfg = LiveConfig.from_toml(
+        s.write_config(run={"budget": 8, "init_batch": 2, "batch_size": 2, "spend_cap": 3})
+    )
+    with ChatCompletionsOracle(_endpoints(s), s.items, retries=0) as oracle:
+        with Store(s.tmp / "capped.duckdb") as db:
+            result = run_live(cfg, db, oracle=oracle)
+        assert result.status == "capped"
+        assert oracle.evaluate(0, np.arange(3)).tolist() == s.Y[0, :3].tolist()

@@ -177,16 +177,21 @@ def release_ledger(oracle: Any) -> None:
     :func:`~latentbench.select.live.run_live` and used afterwards recorded its requests in the
     run's ledger (a resumed run then counted them as the run's, and said an earlier session
     had sent them), or failed on each once the store was closed. Its cells still in flight
-    keep the ledger they started with.
+    keep the ledger they started with. The run's request allowance (``limit_requests``) is
+    lifted too: after a capped run, such an oracle answered every later cell with NaN.
 
     Parameters
     ----------
     oracle : object
-        The run's oracle (nothing is done for one without ``set_ledger``).
+        The run's oracle (nothing is done for one without ``set_ledger`` or
+        ``limit_requests``).
     """
     ledger = getattr(oracle, "set_ledger", None)
     if callable(ledger):
         ledger(None)
+    limit = getattr(oracle, "limit_requests", None)
+    if callable(limit):
+        limit(None)
 
 
 def unstored_note(durable: DurableOracle) -> str:
