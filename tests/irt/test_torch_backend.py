@@ -151,3 +151,18 @@ def test_a_backend_registered_by_a_plugin_is_asked_of_the_imported_pytorch(monke
     assert not is_device("nonsense") and not is_device("npu:01") and not is_device("NPU")
     monkeypatch.setitem(sys.modules, "torch", None)
     assert not is_device("npu")
+
+
+def test_fit_cbmm_takes_a_torch_device_object(device: str) -> None:
+    """``fit_cbmm(device=torch.device("cpu"))`` ran before the early check of h208 (PyTorch
+    takes its own device objects) and was then refused as no device string; it runs again,
+    giving the fit of the same device named by its string."""
+    import torch
+
+    scores = simulate_2pl(20, 10, random_state=0).matrix.scores
+    with pytest.warns(ConvergenceWarning):
+        by_name = fit_cbmm(scores, device=device, max_iter=20)
+    with pytest.warns(ConvergenceWarning):
+        by_object = fit_cbmm(scores, device=torch.device(device), max_iter=20)
+    np.testing.assert_array_equal(by_object.U, by_name.U)
+    assert by_object.loss_history == by_name.loss_history

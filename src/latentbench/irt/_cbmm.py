@@ -449,10 +449,17 @@ def is_device(value: object) -> bool:
     return True
 
 
+def _is_torch_device(value: object) -> bool:
+    """Whether ``value`` is a ``torch.device`` (only where PyTorch is imported can it be)."""
+    kind = getattr(sys.modules.get("torch"), "device", None)
+    return isinstance(kind, type) and isinstance(value, kind)
+
+
 def check_device(device: object) -> None:
     """Refuse a ``device`` that cannot be a device (a typo), before any data is read and
-    without importing PyTorch, naming the value and what is expected."""
-    if not is_device(device):
+    without importing PyTorch, naming the value and what is expected (a ``torch.device``
+    object, which :func:`fit_cbmm` passes to PyTorch as it is, is taken)."""
+    if not (is_device(device) or _is_torch_device(device)):
         raise InputError(f"device={device!r}; expected {DEVICE_EXPECTED}")
 
 
@@ -549,9 +556,9 @@ def fit_cbmm(
         Called after every accepted sweep (e.g. a progress bar).
     device : str, optional
         ``None`` (default): the NumPy/numba kernels on the CPU. A PyTorch device string
-        (``"cuda"``, ``"cuda:1"``, ``"cpu"``): the same algorithm with the elementwise passes
-        and matrix products on PyTorch tensors (needs the ``torch`` extra); the small block
-        solves stay in NumPy float64.
+        (``"cuda"``, ``"cuda:1"``, ``"cpu"``) or a ``torch.device``: the same algorithm with
+        the elementwise passes and matrix products on PyTorch tensors (needs the ``torch``
+        extra); the small block solves stay in NumPy float64.
 
     Returns
     -------
