@@ -425,13 +425,34 @@ DEVICE_EXPECTED = (
 _OTHER_DEVICE = re.compile(r"[a-z_][a-z0-9_]*(?::(?:0|[1-9][0-9]*))?")
 
 
+def _torch_with_plugins() -> Any:
+    """PyTorch, imported now, where an installed plugin registers a backend when PyTorch is
+    imported (an entry point of the group ``torch.backends``, which PyTorch loads unless
+    ``TORCH_DEVICE_BACKEND_AUTOLOAD`` is not 1): that backend's name is known only then (the
+    fit imported PyTorch and took it before the early check); else None, nothing imported."""
+    import os
+    from importlib.metadata import entry_points
+
+    if os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") != "1":
+        return None
+    if not entry_points(group="torch.backends"):
+        return None
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
 def is_device(value: object) -> bool:
     """Whether ``value`` is a well-formed ``device=``: None, or a string ``torch.device``
     parses (a type of :data:`DEVICE_TYPES`, alone or ``TYPE:N``), checked without importing
     PyTorch (whether the device is there is known only to PyTorch, when the fit starts).
 
-    Another name of that form is asked of PyTorch only when the process has already imported it
-    (a backend a plugin registered under its own name, e.g. ``npu``); otherwise it is refused.
+    Another name of that form is asked of PyTorch when the process has already imported it
+    (a backend a plugin registered under its own name, e.g. ``npu``), or when an installed
+    plugin registers one as PyTorch is imported (PyTorch is then imported for it); otherwise
+    it is refused.
     """
     if value is None:
         return True
@@ -439,8 +460,10 @@ def is_device(value: object) -> bool:
         return False
     if _DEVICE.fullmatch(value) is not None:
         return True
-    torch = sys.modules.get("torch")
-    if torch is None or _OTHER_DEVICE.fullmatch(value) is None:
+    if _OTHER_DEVICE.fullmatch(value) is None:
+        return False
+    torch = sys.modules["torch"] if "torch" in sys.modules else _torch_with_plugins()
+    if torch is None:
         return False
     try:
         torch.device(value)
