@@ -151,3 +151,78 @@ def test_a_backend_registered_by_a_plugin_is_asked_of_the_imported_pytorch(monke
     assert not is_device("nonsense") and not is_device("npu:01") and not is_device("NPU")
     monkeypatch.setitem(sys.modules, "torch", None)
     assert not is_device("npu")
+
+
+def test_fit_cbmm_takes_a_torch_device_object(device: str) -> None:
+    """``fit_cbmm(device=torch.device("cpu"))`` ran before the early check of h208 (PyTorch
+    takes its own device objects) and was then refused as no device string; it runs again,
+    giving the fit of the same device named by its string."""
+    import torch
+
+    scores = simulate_2pl(20, 10, random_state=0).matrix.scores
+    with pytest.warns(ConvergenceWarning):
+        by_name = fit_cbmm(scores, device=device, max_iter=20)
+    with pytest.warns(ConvergenceWarning):
+        by_object = fit_cbmm(scores, device=torch.device(device), max_iter=20)
+    np.testing.assert_array_equal(by_object.U, by_name.U)
+    assert by_object.loss_history == by_name.loss_history
+
+
+PLUGIN_TORCH = '''
+"""A stand-in for PyTorch: loads the backend plugins of its entry points when imported, as
+PyTorch does (torch._import_device_backends), and knows a plugin's device only then."""
+import os
+from importlib.metadata import entry_points
+
+types = {"cpu", "cuda"}
+if os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") == "1":
+    for plugin in entry_points(group="torch.backends"):
+        plugin.load()()
+
+
+def device(value):
+    if value.split(":")[0] not in types:
+        raise RuntimeError(f"Expected one of {', '.join(sorted(types))} device type")
+    return value
+'''
+
+
+@pytest.fixture
+def torch_not_imported(tmp_path, monkeypatch):
+    """A process that has not imported PyTorch, whose ``import torch`` gets the stand-in
+    above (the real one stays as it was in ``sys.modules`` for the other tests)."""
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text(PLUGIN_TORCH)
+    for name in ("torch", "fake_npu"):  # each restored (or removed) after the test
+        monkeypatch.setitem(sys.modules, name, None)
+        del sys.modules[name]
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def _install_npu_plugin(folder) -> None:
+    """A package that registers the backend ``npu`` when PyTorch is imported (as Ascend's
+    torch_npu does, through the entry point group ``torch.backends``)."""
+    plugin = "def load():\n    import torch\n    torch.types.add('npu')\n"
+    (folder / "fake_npu.py").write_text(plugin)
+    info = folder / "fake_npu-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-npu\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[torch.backends]\nnpu = fake_npu:load\n")
+
+
+def test_a_plugin_backend_is_taken_before_pytorch_is_imported(torch_not_imported, monkeypatch):
+    """``latentbench fit --device npu`` (and ``TwoPL(device="npu")`` in a session that had not
+    imported PyTorch) ran on a plugin's backend before h208: PyTorch, imported by the fit,
+    loads its installed backend plugins. The early check refused ``npu`` as a typo there; it
+    imports PyTorch for a name outside its list only where such a plugin is installed."""
+    from latentbench.irt._cbmm import is_device
+
+    assert not is_device("npu") and "torch" not in sys.modules  # no plugin: a typo, no import
+    _install_npu_plugin(torch_not_imported)
+    monkeypatch.setenv("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")  # PyTorch would load no plugin
+    assert not is_device("npu") and "torch" not in sys.modules
+    monkeypatch.delenv("TORCH_DEVICE_BACKEND_AUTOLOAD")
+    assert TwoPL(device="npu:1").validate().device == "npu:1"
+    assert "torch" in sys.modules  # imported for it, its plugins loaded
+    assert not is_device("nonsense") and not is_device("npu:01")

@@ -425,13 +425,34 @@ DEVICE_EXPECTED = (
 _OTHER_DEVICE = re.compile(r"[a-z_][a-z0-9_]*(?::(?:0|[1-9][0-9]*))?")
 
 
+def _torch_with_plugins() -> Any:
+    """PyTorch, imported now, where an installed plugin registers a backend when PyTorch is
+    imported (an entry point of the group ``torch.backends``, which PyTorch loads unless
+    ``TORCH_DEVICE_BACKEND_AUTOLOAD`` is not 1): that backend's name is known only then (the
+    fit imported PyTorch and took it before the early check); else None, nothing imported."""
+    import os
+    from importlib.metadata import entry_points
+
+    if os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") != "1":
+        return None
+    if not entry_points(group="torch.backends"):
+        return None
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
 def is_device(value: object) -> bool:
     """Whether ``value`` is a well-formed ``device=``: None, or a string ``torch.device``
     parses (a type of :data:`DEVICE_TYPES`, alone or ``TYPE:N``), checked without importing
     PyTorch (whether the device is there is known only to PyTorch, when the fit starts).
 
-    Another name of that form is asked of PyTorch only when the process has already imported it
-    (a backend a plugin registered under its own name, e.g. ``npu``); otherwise it is refused.
+    Another name of that form is asked of PyTorch when the process has already imported it
+    (a backend a plugin registered under its own name, e.g. ``npu``), or when an installed
+    plugin registers one as PyTorch is imported (PyTorch is then imported for it); otherwise
+    it is refused.
     """
     if value is None:
         return True
@@ -439,8 +460,10 @@ def is_device(value: object) -> bool:
         return False
     if _DEVICE.fullmatch(value) is not None:
         return True
-    torch = sys.modules.get("torch")
-    if torch is None or _OTHER_DEVICE.fullmatch(value) is None:
+    if _OTHER_DEVICE.fullmatch(value) is None:
+        return False
+    torch = sys.modules["torch"] if "torch" in sys.modules else _torch_with_plugins()
+    if torch is None:
         return False
     try:
         torch.device(value)
@@ -449,10 +472,17 @@ def is_device(value: object) -> bool:
     return True
 
 
+def _is_torch_device(value: object) -> bool:
+    """Whether ``value`` is a ``torch.device`` (only where PyTorch is imported can it be)."""
+    kind = getattr(sys.modules.get("torch"), "device", None)
+    return isinstance(kind, type) and isinstance(value, kind)
+
+
 def check_device(device: object) -> None:
     """Refuse a ``device`` that cannot be a device (a typo), before any data is read and
-    without importing PyTorch, naming the value and what is expected."""
-    if not is_device(device):
+    without importing PyTorch, naming the value and what is expected (a ``torch.device``
+    object, which :func:`fit_cbmm` passes to PyTorch as it is, is taken)."""
+    if not (is_device(device) or _is_torch_device(device)):
         raise InputError(f"device={device!r}; expected {DEVICE_EXPECTED}")
 
 
@@ -549,9 +579,9 @@ def fit_cbmm(
         Called after every accepted sweep (e.g. a progress bar).
     device : str, optional
         ``None`` (default): the NumPy/numba kernels on the CPU. A PyTorch device string
-        (``"cuda"``, ``"cuda:1"``, ``"cpu"``): the same algorithm with the elementwise passes
-        and matrix products on PyTorch tensors (needs the ``torch`` extra); the small block
-        solves stay in NumPy float64.
+        (``"cuda"``, ``"cuda:1"``, ``"cpu"``) or a ``torch.device``: the same algorithm with
+        the elementwise passes and matrix products on PyTorch tensors (needs the ``torch``
+        extra); the small block solves stay in NumPy float64.
 
     Returns
     -------
