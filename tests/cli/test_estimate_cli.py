@@ -52,6 +52,21 @@ def test_compare_names_the_option_for_a_file_of_several_models(tmp_path):
     assert "name model B with --b" in outcome.output
 
 
+def test_compare_names_an_unknown_model_among_all_the_files_models(tmp_path):
+    """--b naming no model of its file: the list shown says it is cut short and how many
+    there are, and a name differing only by case is pointed out (before: the first 5 shown
+    as if they were all, and no word of 'm3' for 'M3')."""
+    calibration, many = tmp_path / "calib.parquet", tmp_path / "many.csv"
+    _long().assign(model="a").to_parquet(calibration)  # never read: refused before
+    pd.concat([_long().assign(model=f"m{i}") for i in range(7)]).to_csv(many, index=False)
+    outcome = runner.invoke(app, ["compare", str(calibration), str(many), "--a", "m0", "--b", "M3"])
+    assert outcome.exit_code == 2
+    text = " ".join(outcome.output.split())
+    assert "--b 'M3': no such model in" in text and "many.csv" in text, text
+    assert "(7 models: 'm0', 'm1', 'm2', 'm3', 'm4', ...)" in text, text
+    assert "did you mean 'm3'?" in text, text
+
+
 def test_compare_of_one_model_with_itself_speaks_cli(tmp_path):
     calibration, one = tmp_path / "calib.parquet", tmp_path / "one.csv"
     _long().assign(model="a").to_parquet(calibration)

@@ -1542,6 +1542,23 @@ def _checkpoints(
     return {a: data_a[name]}, {b: data_b[name]}, a, b
 
 
+def _near_name(name: str, ids: list[str]) -> str:
+    """``; did you mean 'm3'? ...`` when an id differs from ``name`` only by case, surrounding
+    spaces or Unicode normalisation (as ``estimate`` points them out), else empty."""
+    import unicodedata
+
+    def key(text: str) -> str:
+        return unicodedata.normalize("NFC", text).strip().casefold()
+
+    near = [m for m in ids if m != name and key(m) == key(name)]
+    if not near:
+        return ""
+    return (
+        f"; did you mean {near[0]!r}? It differs only by case or surrounding spaces; model "
+        "names are matched exactly"
+    )
+
+
 def _compare_names(
     a: str | None, b: str | None, data_a: Any, data_b: Any, path_a: Path, path_b: Path
 ) -> tuple[str, str]:
@@ -1558,7 +1575,11 @@ def _compare_names(
                 )
             name = next(iter(data))
         elif name not in data:
-            raise InputError(f"{flag} {name!r}: no such model in {path} (models: {list(data)[:5]})")
+            shown = ", ".join(repr(m) for m in list(data)[:5])
+            raise InputError(
+                f"{flag} {name!r}: no such model in {path} ({len(data):,} models: {shown}"
+                f"{', ...' if len(data) > 5 else ''}){_near_name(name, list(data))}"
+            )
         names.append(str(name))
     if names[0] == names[1] and path_a == path_b:
         raise InputError(
