@@ -480,7 +480,8 @@ _SPELLINGS = (
         re.compile(
             r"(?<!\] )(?<!\.json: )(?<![\w-])"
             r"(budget|precision|delta|floor|margin|epsilon|rank|sigma|seeds|pool_size|"
-            r"missing|engine|layout|duplicates|errored|seed|batch_size|init_batch|stop)="
+            r"missing|engine|layout|duplicates|errored|seed|batch_size|init_batch|stop|"
+            r"simulate|sim_rank)="
             r"(?=[-+\w.']+;)"
         ),
         lambda m: "--" + m.group(1).replace("_", "-") + " ",
