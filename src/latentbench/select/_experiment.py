@@ -179,7 +179,11 @@ def parse_pools(text: str) -> list[tuple[str, float | None]]:
         try:
             gap = float(token)
         except ValueError:
-            raise InputError(f"pools entry {token!r}; expected a gap like 0.02 or 'full'") from None
+            gap = math.nan
+        if not (math.isfinite(gap) and gap >= 0):  # nan, inf: the nearest gap to nothing
+            raise InputError(
+                f"pools entry {token!r}; expected a gap like 0.02 (a finite number >= 0) or 'full'"
+            )
         out.append((f"gap{gap:g}", gap))
     if not out:
         raise InputError(f"pools={text!r}; expected e.g. 'gap:0.01,0.02,full'")
