@@ -481,7 +481,7 @@ _SPELLINGS = (
             r"(?<!\] )(?<!\.json: )(?<![\w-])"
             r"(budget|precision|delta|floor|margin|epsilon|rank|sigma|seeds|pool_size|"
             r"missing|engine|layout|duplicates|errored|seed|batch_size|init_batch|stop|"
-            r"simulate|sim_rank)="
+            r"simulate|sim_rank|l2)="
             r"(?=[-+\w.']+;)"
         ),
         lambda m: "--" + m.group(1).replace("_", "-") + " ",
