@@ -66,6 +66,15 @@ def test_policy_specs_and_pools():
     ]
 
 
+@pytest.mark.parametrize("spec", ["pulse:a=inf", "ucbe:a=inf", "pulse:a=-inf"])
+def test_an_infinite_exploration_weight_is_refused(spec):
+    """'pulse:a=inf' ran: every index infinite, the run revealed its 128 initial cells of
+    13,600 and stopped, printing 'stopped: exhausted (every cell revealed)' with its
+    --budget 100 unspent (BFCL v2, 8 candidates)."""
+    with pytest.raises(InputError, match=r"a=-?inf; expected a nonnegative number, finite"):
+        make_policy(spec)
+
+
 @pytest.mark.parametrize("token", ["nan", "inf", "-1", "gap:-0.5"])
 def test_a_gap_that_is_no_gap_is_refused_naming_the_entry(token):
     """'gap:nan' and 'gap:inf' ran unsaid as the pool of the nearest gap to nothing (BFCL:
