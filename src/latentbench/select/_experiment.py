@@ -1038,7 +1038,7 @@ def _check_simulation(simulate: Any, sim_rank: Any, shape: tuple[int, int]) -> N
     if (
         isinstance(sim_rank, bool)
         or not isinstance(sim_rank, numbers.Integral)
-        or not 1 <= sim_rank <= top
+        or not 1 <= int(sim_rank) <= top
     ):
         raise InputError(
             f"sim_rank={sim_rank!r}; expected an integer in [1, {top}] (min(models, items) = "
