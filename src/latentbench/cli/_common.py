@@ -386,6 +386,7 @@ _SPELLINGS = (
         "(a benchmark ingested with --group), or give the lm-eval task of the benchmark (--task)",
     ),
     (re.compile(r"or choose k by hand \(k=\)"), "or choose k by hand (--k)"),
+    (re.compile(r"^precision with calibration "), "--precision with calibration "),  # tiny
     # estimate / compare / tiny advice (select._estimate*, select._compare_live)
     (re.compile(rf"\((group|label)=({_QUOTED_NAME})\)"), _name_flag),
     (re.compile(r"\bwithout group=(?![\w'\"])"), "without --group"),
