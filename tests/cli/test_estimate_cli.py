@@ -76,6 +76,22 @@ def test_compare_of_one_model_with_itself_speaks_cli(tmp_path):
     assert "A and B are both model 'x'" in outcome.output and "model_a" not in outcome.output
 
 
+def test_compare_of_a_one_model_file_alone_asks_for_b(tmp_path):
+    """`compare CAL one.csv` (B's file left out) said "A and B are both model 'x' ...; name
+    them with --a / --b", advice that the file's one model cannot follow: it asks for B's
+    results now. One file with --a and --b both naming 'x' keeps the old message."""
+    calibration, one = tmp_path / "calib.parquet", tmp_path / "one.csv"
+    _long().assign(model="a").to_parquet(calibration)  # never read: refused before
+    _long().assign(model="x").to_csv(one, index=False)
+    outcome = runner.invoke(app, ["compare", str(calibration), str(one)])
+    text = " ".join(outcome.output.split())
+    assert outcome.exit_code == 2, text
+    assert "one.csv holds one model ('x')" in text and "RESPONSES_B" in text, text
+    assert "--a / --b" not in text, text
+    outcome = runner.invoke(app, ["compare", str(calibration), str(one), "--b", "x"])
+    assert outcome.exit_code == 2 and "RESPONSES_B" in " ".join(outcome.output.split())
+
+
 def test_compare_of_two_models_with_the_same_answers_says_so(tmp_path):
     rng = np.random.default_rng(0)
     cells = [(f"m{i}", str(j), float(rng.random() < 0.6)) for i in range(8) for j in range(40)]

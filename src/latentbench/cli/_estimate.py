@@ -1502,6 +1502,13 @@ def _compare_sides(
             raise InputError(f"responses {path}: no such file")
     data_a = read_responses(responses_a, **read)
     data_b = data_a if responses_b is None else read_responses(responses_b, **read)
+    if responses_b is None and len(data_a) == 1 and {a, b} <= {None, *data_a}:
+        (only,) = data_a  # one model, and B's file left out: not "name them with --a / --b"
+        raise InputError(
+            f"{responses_a} holds one model ({only!r}); expected model B's results too: give "
+            "RESPONSES_B, B's file (latentbench compare CALIBRATION A_FILE B_FILE), or one "
+            "file of both models"
+        )
     if responses_b is None:
         a, b = _other_model(a, b, data_a)
     name_a, name_b = _compare_names(a, b, data_a, data_b, responses_a, responses_b or responses_a)
@@ -1577,7 +1584,8 @@ def _compare_names(
         elif name not in data:
             shown = ", ".join(repr(m) for m in list(data)[:5])
             raise InputError(
-                f"{flag} {name!r}: no such model in {path} ({len(data):,} models: {shown}"
+                f"{flag} {name!r}: no such model in {path} ({len(data):,} "
+                f"model{'s' if len(data) != 1 else ''}: {shown}"
                 f"{', ...' if len(data) > 5 else ''}){_near_name(name, list(data))}"
             )
         names.append(str(name))
