@@ -52,6 +52,21 @@ def test_compare_names_the_option_for_a_file_of_several_models(tmp_path):
     assert "name model B with --b" in outcome.output
 
 
+def test_compare_names_an_unknown_model_among_all_the_files_models(tmp_path):
+    """--b naming no model of its file: the list shown says it is cut short and how many
+    there are, and a name differing only by case is pointed out (before: the first 5 shown
+    as if they were all, and no word of 'm3' for 'M3')."""
+    calibration, many = tmp_path / "calib.parquet", tmp_path / "many.csv"
+    _long().assign(model="a").to_parquet(calibration)  # never read: refused before
+    pd.concat([_long().assign(model=f"m{i}") for i in range(7)]).to_csv(many, index=False)
+    outcome = runner.invoke(app, ["compare", str(calibration), str(many), "--a", "m0", "--b", "M3"])
+    assert outcome.exit_code == 2
+    text = " ".join(outcome.output.split())
+    assert "--b 'M3': no such model in" in text and "many.csv" in text, text
+    assert "(7 models: 'm0', 'm1', 'm2', 'm3', 'm4', ...)" in text, text
+    assert "did you mean 'm3'?" in text, text
+
+
 def test_compare_of_one_model_with_itself_speaks_cli(tmp_path):
     calibration, one = tmp_path / "calib.parquet", tmp_path / "one.csv"
     _long().assign(model="a").to_parquet(calibration)
@@ -59,6 +74,22 @@ def test_compare_of_one_model_with_itself_speaks_cli(tmp_path):
     outcome = runner.invoke(app, ["compare", str(calibration), str(one), str(one)])
     assert outcome.exit_code == 2
     assert "A and B are both model 'x'" in outcome.output and "model_a" not in outcome.output
+
+
+def test_compare_of_a_one_model_file_alone_asks_for_b(tmp_path):
+    """`compare CAL one.csv` (B's file left out) said "A and B are both model 'x' ...; name
+    them with --a / --b", advice that the file's one model cannot follow: it asks for B's
+    results now. One file with --a and --b both naming 'x' keeps the old message."""
+    calibration, one = tmp_path / "calib.parquet", tmp_path / "one.csv"
+    _long().assign(model="a").to_parquet(calibration)  # never read: refused before
+    _long().assign(model="x").to_csv(one, index=False)
+    outcome = runner.invoke(app, ["compare", str(calibration), str(one)])
+    text = " ".join(outcome.output.split())
+    assert outcome.exit_code == 2, text
+    assert "one.csv holds one model ('x')" in text and "RESPONSES_B" in text, text
+    assert "--a / --b" not in text, text
+    outcome = runner.invoke(app, ["compare", str(calibration), str(one), "--b", "x"])
+    assert outcome.exit_code == 2 and "RESPONSES_B" in " ".join(outcome.output.split())
 
 
 def test_compare_of_two_models_with_the_same_answers_says_so(tmp_path):

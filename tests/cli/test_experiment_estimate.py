@@ -255,6 +255,18 @@ def test_budgets_beyond_the_items_are_said_and_precision_is_checked(responses, t
         estimate_experiment(ResponseMatrix.read(responses), precision=0.5, models=["m0"])
 
 
+def test_an_unknown_held_out_model_names_the_file_the_models_and_a_near_name(responses):
+    """``--models`` naming no model of the file: the error names the file, the model ids it
+    holds and, for one differing only by case, that one (before: "models ['M1'] are not in
+    the matrix", none of these)."""
+    args = ["experiment", str(responses), "--task", "estimate", "--seeds", "1", "--models"]
+    outcome = runner.invoke(app, [*args, "M1", "--budgets", "10"])
+    assert outcome.exit_code == 2, outcome.output
+    text = " ".join(outcome.output.split())
+    assert "responses.parquet" in text and "'M1'" in text and "'m0', 'm1'" in text, text
+    assert "did you mean 'm1'?" in text and "expected" in text, text
+
+
 def test_progress_is_the_callback_every_long_call_takes(responses):
     calls = []
     estimate_experiment(

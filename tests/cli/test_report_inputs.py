@@ -181,6 +181,19 @@ def test_l2_without_joint_ml_is_refused_and_an_unused_l2_is_not_recorded(tmp_pat
     assert "ridge l2 = 0.5 (joint ML)" in (tmp_path / "j.html").read_text()
 
 
+@pytest.mark.parametrize("value", ["-1", "nan"])
+def test_an_l2_out_of_range_is_refused_as_the_flag_given(tmp_path, value):
+    """`fit --joint-ml --l2 -1` was refused as 'l2=-1.0', the Python keyword, where every
+    other fit option is named as its flag (`--sigma nan`, `--tol nan`)."""
+    path = _small_wide(tmp_path)
+    args = ["fit", str(path), "--out", str(tmp_path / "a"), "--joint-ml", "--l2", value]
+    outcome = runner.invoke(app, args)
+    text = " ".join(outcome.output.split())
+    assert outcome.exit_code == 2, text
+    assert f"--l2 {float(value)}; expected a number in [0, 1e+06]" in text, text
+    assert "l2=" not in text and not (tmp_path / "a").exists()
+
+
 def test_report_from_refuses_an_l2_it_would_not_use(tmp_path):
     import pytest
 

@@ -463,6 +463,31 @@ def test_experiment_with_no_workers_is_refused(files, jobs):
     assert not (out / "summary.json").exists()
 
 
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (["--simulate", "0"], "--simulate 0; expected an integer >= 4"),
+        (["--simulate", "1"], "--simulate 1; expected an integer >= 4"),
+        (["--simulate", "50", "--sim-rank", "0"], "--sim-rank 0; expected an integer in [1, 40]"),
+        (["--simulate", "50", "--sim-rank", "41"], "--sim-rank 41; expected an integer in [1, 40]"),
+        (["--sim-rank", "2"], "--sim-rank 2 without --simulate"),
+    ],
+)
+def test_experiment_refuses_a_simulation_it_cannot_draw_naming_the_option(files, given, said):
+    """--simulate 0 was refused as 'n_models=0', --sim-rank 0 as '--rank 0' (an option not
+    given), --simulate 1 printed two numpy RuntimeWarnings before its error, --sim-rank 41 on
+    40 models ran unsaid, and --sim-rank without --simulate was ignored: each is now one
+    error naming the option given, before any fit or run (no output written)."""
+    tmp, _ = files
+    out = tmp / "exp-sim"
+    args = ["experiment", str(tmp / "all.parquet"), "--seeds", "1", "--budget", "50"]
+    result = runner.invoke(app, [*args, *given, "--out", str(out)])
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2, text
+    assert said in text and "RuntimeWarning" not in text, text
+    assert not out.exists()
+
+
 def test_select_messages_name_the_options_of_the_command_in_use(files, monkeypatch):
     """--history-benchmark alone was called '--history-store' (not given); a store's metric
     that matches no rows read "metric='nope', filter=None, split=None"; a file without a

@@ -462,3 +462,32 @@ def test_answers_are_matched_to_items_without_iterating_their_index(cal, monkeyp
         expected.lower,
         expected.upper,
     )
+
+
+def test_answers_that_are_all_missing_say_so_naming_the_file_and_what_was_expected(cal, tmp_path):
+    """A model whose rows all have an empty score answered nothing: the error names the file,
+    the model, its missing scores and what was expected (before: only 'answered none of the
+    40 calibrated items', no file, nor why, the count unformatted)."""
+    path = tmp_path / "new.csv"
+    _long(4).assign(model="A", score=np.nan)[["model", "item", "score"]].to_csv(path, index=False)
+    with pytest.raises(InputError) as err:
+        estimate(cal, path)
+    text = str(err.value)
+    assert "answered none" in text and "new.csv" in text and "'A'" in text, text
+    assert "missing" in text and "expected" in text, text
+    with pytest.raises(InputError, match=r"answered none of the 40 .*expected"):
+        estimate(cal, np.full(40, np.nan), model="x")  # a vector: no file to name
+
+
+def test_compare_with_a_side_that_answered_nothing_names_that_side(cal):
+    """Not 'A and B answered no calibrated item in common' when one of them answered none."""
+    from latentbench.select import compare
+
+    empty = pd.Series(np.nan, index=[str(j) for j in range(40)], name="A")
+    full = _long().set_index("item")["score"].rename("B")
+    for a, b in ((empty, full), (full, empty)):
+        with pytest.raises(InputError) as err:
+            compare(cal, a, b)
+        text = str(err.value)
+        assert "'A' answered none of the 40 calibrated items" in text, text
+        assert "in common" not in text and "expected" in text, text

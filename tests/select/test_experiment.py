@@ -66,6 +66,23 @@ def test_policy_specs_and_pools():
     ]
 
 
+@pytest.mark.parametrize("spec", ["pulse:a=inf", "ucbe:a=inf", "pulse:a=-inf"])
+def test_an_infinite_exploration_weight_is_refused(spec):
+    """'pulse:a=inf' ran: every index infinite, the run revealed its 128 initial cells of
+    13,600 and stopped, printing 'stopped: exhausted (every cell revealed)' with its
+    --budget 100 unspent (BFCL v2, 8 candidates)."""
+    with pytest.raises(InputError, match=r"a=-?inf; expected a nonnegative number, finite"):
+        make_policy(spec)
+
+
+@pytest.mark.parametrize("token", ["nan", "inf", "-1", "gap:-0.5"])
+def test_a_gap_that_is_no_gap_is_refused_naming_the_entry(token):
+    """'gap:nan' and 'gap:inf' ran unsaid as the pool of the nearest gap to nothing (BFCL:
+    'gap0.001'); a negative gap was refused as 'gap=-1.0', not naming --pools' entry."""
+    with pytest.raises(InputError, match=r"pools entry '[^']+'; expected a gap like 0.02"):
+        parse_pools(f"0.02,{token}")
+
+
 def test_budget_to_accuracy():
     grid = np.arange(0, 100, 10)
     correct = np.zeros((200, 10), dtype=bool)

@@ -80,6 +80,25 @@ def test_a_random_half_history_of_a_policy_without_a_proxy_is_said_unused():
     assert "learns the proxy" not in page
 
 
+def test_a_given_history_of_a_policy_without_a_proxy_is_said_unused():
+    """`select replay FILE --history H --policy ucbe` said "history: N models of H learn the
+    proxy" (and, for candidates inside H, "the proxy has seen their answers, so the cells
+    used are optimistic"), while UCB-E learns none and the report said "ucbe uses no proxy".
+    The note says the history is not used, and no leak is warned of; PULSE's note is as
+    before."""
+    cand = _matrix([f"m{i}" for i in range(4)], seed=0)
+    hist = _matrix([f"m{i}" for i in range(2, 8)], seed=1)  # m2, m3 candidates as well
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)  # no leak warning: nothing learns from it
+        run = replay(cand, history=hist, policy="ucbe", budget=20)
+    note = run.params["history"]["note"]
+    assert "which this policy does not use (it learns no proxy); 4 candidates" in note, note
+    assert "learn the proxy" not in note and "optimistic" not in note, note
+    with pytest.warns(DataWarning, match="the proxy has seen their answers"):
+        run = replay(cand, history=hist, policy="pulse", budget=20)
+    assert "learn the proxy; 4 candidates" in run.params["history"]["note"]
+
+
 @pytest.mark.parametrize(("low", "high", "n"), [(0.985, 0.998, 6), (0.0, 0.02, 10)])
 def test_a_saturated_or_very_hard_benchmark_runs_without_a_history(low, high, n):
     # the first batch's scores all equal: the online proxy's rank-2 start ran ARPACK on an

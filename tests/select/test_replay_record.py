@@ -47,7 +47,7 @@ def test_replay_function_equals_the_command(files):
     assert data["trace"]["best_index"] == result.trace_best.tolist()
     assert [a["n_observed"] for a in data["arms"]] == result.n_observed.tolist()
     assert result.params["history"]["history models"] == 12
-    assert "learn the proxy" in result.params["history"]["note"]
+    assert "which this policy does not use (it learns no proxy)" in result.params["history"]["note"]
 
 
 def test_replay_takes_matrices_and_reports_stages(files):

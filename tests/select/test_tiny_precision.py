@@ -231,6 +231,8 @@ def test_cli_tiny_precision_on_a_fit_directory_takes_responses(world, tmp_path):
     base = ["tiny", str(fit_dir), "--precision", "0.2", "--out", str(out)]
     outcome = runner.invoke(app, base)
     assert outcome.exit_code == 2 and "--responses MATRIX_FILE" in outcome.output
+    # the option refused is the flag given (it read "error: precision with calibration ...")
+    assert outcome.output.startswith("error: --precision with calibration "), outcome.output
     outcome = runner.invoke(app, [*base, "--responses", str(matrix)])
     assert outcome.exit_code == 0, outcome.output
     expected = tiny(fit_dir, precision=0.2, responses=cal)

@@ -426,6 +426,7 @@ _SPELLINGS = (
         re.compile(rf"(?<=: )(metric|filter)=({_QUOTED_NAME}) was given, but "),
         lambda m: f"{_flag_value(m.group(1), m.group(2))} was given, but ",
     ),
+    (re.compile(r"^precision with calibration "), "--precision with calibration "),  # tiny
     # estimate / compare / tiny advice (select._estimate*, select._compare_live)
     (re.compile(rf"\((group|label)=({_QUOTED_NAME})\)"), _name_flag),
     (re.compile(r"\bwithout group=(?![\w'\"])"), "without --group"),
@@ -520,7 +521,8 @@ _SPELLINGS = (
         re.compile(
             r"(?<!\] )(?<!\.json: )(?<![\w-])"
             r"(budget|precision|delta|floor|margin|epsilon|rank|sigma|seeds|pool_size|"
-            r"missing|engine|layout|duplicates|errored|seed|batch_size|init_batch|stop)="
+            r"missing|engine|layout|duplicates|errored|seed|batch_size|init_batch|stop|"
+            r"simulate|sim_rank|l2)="
             r"(?=[-+\w.']+;)"
         ),
         lambda m: "--" + m.group(1).replace("_", "-") + " ",

@@ -1480,6 +1480,13 @@ def _compare_sides(
             raise InputError(f"responses {path}: no such file")
     data_a = read_responses(responses_a, **read)
     data_b = data_a if responses_b is None else read_responses(responses_b, **read)
+    if responses_b is None and len(data_a) == 1 and {a, b} <= {None, *data_a}:
+        (only,) = data_a  # one model, and B's file left out: not "name them with --a / --b"
+        raise InputError(
+            f"{responses_a} holds one model ({only!r}); expected model B's results too: give "
+            "RESPONSES_B, B's file (latentbench compare CALIBRATION A_FILE B_FILE), or one "
+            "file of both models"
+        )
     if responses_b is None:
         a, b = _other_model(a, b, data_a)
     name_a, name_b = _compare_names(a, b, data_a, data_b, responses_a, responses_b or responses_a)
@@ -1520,6 +1527,23 @@ def _checkpoints(
     return {a: data_a[name]}, {b: data_b[name]}, a, b
 
 
+def _near_name(name: str, ids: list[str]) -> str:
+    """``; did you mean 'm3'? ...`` when an id differs from ``name`` only by case, surrounding
+    spaces or Unicode normalisation (as ``estimate`` points them out), else empty."""
+    import unicodedata
+
+    def key(text: str) -> str:
+        return unicodedata.normalize("NFC", text).strip().casefold()
+
+    near = [m for m in ids if m != name and key(m) == key(name)]
+    if not near:
+        return ""
+    return (
+        f"; did you mean {near[0]!r}? It differs only by case or surrounding spaces; model "
+        "names are matched exactly"
+    )
+
+
 def _compare_names(
     a: str | None, b: str | None, data_a: Any, data_b: Any, path_a: Path, path_b: Path
 ) -> tuple[str, str]:
@@ -1536,7 +1560,12 @@ def _compare_names(
                 )
             name = next(iter(data))
         elif name not in data:
-            raise InputError(f"{flag} {name!r}: no such model in {path} (models: {list(data)[:5]})")
+            shown = ", ".join(repr(m) for m in list(data)[:5])
+            raise InputError(
+                f"{flag} {name!r}: no such model in {path} ({len(data):,} "
+                f"model{'s' if len(data) != 1 else ''}: {shown}"
+                f"{', ...' if len(data) > 5 else ''}){_near_name(name, list(data))}"
+            )
         names.append(str(name))
     if names[0] == names[1] and path_a == path_b:
         raise InputError(

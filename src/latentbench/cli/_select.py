@@ -499,14 +499,15 @@ DEFAULT_SEEDS = {"select": 20, "estimate": 3}
 """``--seeds`` when not given, per ``--task`` (light enough for a first try)."""
 
 
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether option ``name`` was given on the command line (not its default)."""
+    return getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"
+
+
 def _refuse_other_task(ctx: typer.Context, task: str) -> None:
     """Options of the other ``--task`` given on the command line are refused, not ignored."""
     other = _SELECT_ONLY if task == "estimate" else _ESTIMATE_ONLY
-    given = [
-        name
-        for name in other
-        if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"
-    ]
+    given = [name for name in other if _given(ctx, name)]
     if given:
         flags = ", ".join("--" + name.replace("_", "-") for name in given)
         raise InputError(
@@ -692,6 +693,10 @@ def experiment(
         )
         return
     seeds = DEFAULT_SEEDS["select"] if seeds is None else seeds
+    if simulate is None and _given(ctx, "sim_rank"):  # refused, not ignored
+        _fail(InputError(f"--sim-rank {sim_rank} without --simulate: it is the rank of the "
+                         "simulator that --simulate N fits; expected --simulate N with it, "
+                         "or no --sim-rank"))  # fmt: skip
     jobs = deprecated_option(ctx, "jobs", jobs, "--n-jobs", n_jobs)
     seed = deprecated_option(ctx, "seed", seed, "--random-state", random_state)
 

@@ -299,8 +299,8 @@ class UCBEBookkeeping(GivenArgumentsRepr):
     Raises
     ------
     InputError
-        When ``a`` is negative, ``ci`` is not one of its values, ``delta`` is outside (0, 1), or
-        both ``delta`` and ``alpha`` are given.
+        When ``a`` is negative or infinite, ``ci`` is not one of its values, ``delta`` is
+        outside (0, 1), or both ``delta`` and ``alpha`` are given.
     """
 
     name = "policy"
@@ -318,8 +318,9 @@ class UCBEBookkeeping(GivenArgumentsRepr):
     ) -> None:
         doubling = check_flag(doubling, "doubling")  # "no" ran as True
         delta = resolve_delta(delta, alpha)
-        if not (is_number(a) and a >= 0):  # "x": named, not a TypeError from <
-            raise InputError(f"a={a!r}; expected a nonnegative number")
+        if not (is_number(a) and 0 <= a < math.inf):  # "x": named, not a TypeError from <;
+            # inf: every index infinite, the run stopped after its start, said "exhausted"
+            raise InputError(f"a={a!r}; expected a nonnegative number, finite")
         if ci not in _CI:
             raise InputError(f"ci={ci!r}; expected one of {_CI}")
         if not (is_number(delta) and 0 < delta < 1):

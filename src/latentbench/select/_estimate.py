@@ -1278,6 +1278,18 @@ def _answers(
     return name, y, notes
 
 
+def _answered_none(name: str, n_items: int, responses: Any = None) -> str:
+    """Why model ``name`` with no score on any calibrated item cannot be estimated (its
+    calibrated items' scores all missing: empty or NaN), naming its file when ``responses``
+    is one: ``'A' in new.csv answered none of ...``."""
+    where = f" in {responses}" if isinstance(responses, str | os.PathLike) else ""
+    return (
+        f"{name!r}{where} answered none of the {n_items:,} calibrated items: every score "
+        "it gives for them is missing (empty or NaN; a missing score is no answer, never a 0); "
+        "expected at least one score in [0, 1]"
+    )
+
+
 def _check_label(label: Any) -> str | None:
     """``label`` checked: None, or a model name (a str not blank)."""
     if label is not None and not (isinstance(label, str) and label.strip()):
@@ -2050,7 +2062,7 @@ def estimate(
         return _estimate_fixed(cal, name, y, items, delta, options, notes, checked)
     available = np.flatnonzero(np.isfinite(y))
     if available.size == 0:
-        raise InputError(f"model {name!r} answered none of the {cal.n_items} calibrated items")
+        raise InputError(f"model {_answered_none(name, cal.n_items, responses)}")
     model_scores = None
     if checked is None:
         w_pop = None

@@ -33,6 +33,7 @@ from latentbench.exceptions import InputError, LiveStop
 from latentbench.select._estimate import (
     _DEFAULT_FLOOR,
     _DEFAULT_SEED,
+    _answered_none,
     _answers,
     _calibration_twins,
     _check_design_answered,
@@ -551,6 +552,10 @@ def compare(
     else:
         both = shared = np.flatnonzero(np.isfinite(ya) & np.isfinite(yb))
         if both.size == 0:
+            sides = ((name_a, ya, responses_a), (name_b, yb, responses_b))
+            for name, answers, source in sides:
+                if not np.isfinite(answers).any():  # not "in common": this one has none
+                    raise InputError(_answered_none(name, cal.n_items, source))
             raise InputError(f"{name_a!r} and {name_b!r} answered no calibrated item in common")
         if checked is not None:
             both = shared = _weighted_pair(checked, both, name_a, name_b, notes)

@@ -28,7 +28,7 @@ from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._files import read_csv_ids
 from latentbench.io._matrix_checks import same_id
-from latentbench.select._estimate import _check_delta, _rng
+from latentbench.select._estimate import _check_delta, _near_models, _rng
 from latentbench.select._estimate_calibration import Calibration, from_matrix
 from latentbench.select._estimate_design import SequentialEstimate
 from latentbench.select._experiment import _input_provenance, not_a_matrix
@@ -400,7 +400,7 @@ def _checked_options(
         raise InputError(f"seeds={seeds!r}; expected an integer >= 1")
     if matrix.n_models < 3:
         raise InputError(f"{matrix.n_models} models; the experiment needs at least 3")
-    chosen, notes = _held_out_models(matrix.model_ids, models)
+    chosen, notes = _held_out_models(matrix.model_ids, models, matrix.source)
     if not budgets or any(int(b) < 1 for b in budgets):
         raise InputError(f"budgets={tuple(budgets)!r}; expected positive item counts")
     if len(set(budgets)) < len(budgets):
@@ -411,9 +411,12 @@ def _checked_options(
     return chosen, tuple(sorted({int(b) for b in budgets})), notes
 
 
-def _held_out_models(ids: list[str], models: list[str] | None) -> tuple[list[str], list[str]]:
+def _held_out_models(
+    ids: list[str], models: list[str] | None, source: str | None = None
+) -> tuple[list[str], list[str]]:
     """``models`` (default: all of ``ids``), each once, and a note when one was repeated;
-    an :class:`~latentbench.exceptions.InputError` when none or an unknown one is given."""
+    an :class:`~latentbench.exceptions.InputError` when none or an unknown one is given
+    (naming ``source``, the matrix's file, and the ids it holds)."""
     notes: list[str] = []
     if models is not None and not list(models):
         raise InputError(
@@ -425,7 +428,12 @@ def _held_out_models(ids: list[str], models: list[str] | None) -> tuple[list[str
         notes.append(f"models: {_names(twice)} given more than once; held out once")
     unknown = [m for m in chosen if m not in ids]
     if unknown:
-        raise InputError(f"models {unknown[:3]} are not in the matrix")
+        near = next((h for m in unknown if (h := _near_models(m, dict.fromkeys(ids)))), "")
+        raise InputError(
+            f"{source or 'the matrix'}: no model{'s' if len(unknown) > 1 else ''} "
+            f"{_names(unknown, 3)} (its models: {_names(ids)}){near}; expected the ids of "
+            "the models to hold out"
+        )
     return chosen, notes
 
 

@@ -179,7 +179,11 @@ def parse_pools(text: str) -> list[tuple[str, float | None]]:
         try:
             gap = float(token)
         except ValueError:
-            raise InputError(f"pools entry {token!r}; expected a gap like 0.02 or 'full'") from None
+            gap = math.nan
+        if not (math.isfinite(gap) and gap >= 0):  # nan, inf: the nearest gap to nothing
+            raise InputError(
+                f"pools entry {token!r}; expected a gap like 0.02 (a finite number >= 0) or 'full'"
+            )
         out.append((f"gap{gap:g}", gap))
     if not out:
         raise InputError(f"pools={text!r}; expected e.g. 'gap:0.01,0.02,full'")
@@ -1021,6 +1025,27 @@ def _canonical_with_dates(
     return canonical, given[[row[m] for m in canonical.model_ids]]
 
 
+def _check_simulation(simulate: Any, sim_rank: Any, shape: tuple[int, int]) -> None:
+    """Refuse a ``simulate`` too small to halve into a history and candidates of 2 models
+    each, and a ``sim_rank`` outside ``[1, min(shape)]`` (the ranks the source matrix of
+    ``shape`` can fit), naming the keyword and the value."""
+    if isinstance(simulate, bool) or not isinstance(simulate, numbers.Integral) or simulate < 4:
+        raise InputError(
+            f"simulate={simulate!r}; expected an integer >= 4 (the models to draw, halved "
+            "into a history and candidates of at least 2 each)"
+        )
+    top = max(1, min(shape))
+    if (
+        isinstance(sim_rank, bool)
+        or not isinstance(sim_rank, numbers.Integral)
+        or not 1 <= int(sim_rank) <= top
+    ):
+        raise InputError(
+            f"sim_rank={sim_rank!r}; expected an integer in [1, {top}] (min(models, items) = "
+            f"min({shape[0]}, {shape[1]}) of the matrix the simulator is fitted to)"
+        )
+
+
 def experiment_from_matrix(
     matrix: ResponseMatrix | np.ndarray | str | os.PathLike[str],
     *,
@@ -1076,9 +1101,11 @@ def experiment_from_matrix(
     simulate : int, optional
         Replace the source by this many synthetic models drawn from a rank-``sim_rank``
         :class:`~latentbench.select.LeaderboardSimulator` fitted to it (``split`` is then
-        random).
+        random); at least 4 (a history and candidates of 2 each), else an
+        :class:`~latentbench.exceptions.InputError`.
     sim_rank : int, default 4
-        Rank of the simulator fitted for ``simulate``.
+        Rank of the simulator fitted for ``simulate``, in ``[1, min(models, items)]`` of
+        the source (else an :class:`~latentbench.exceptions.InputError`).
     random_state : int
         Seeds the split and the simulator.
     engine, n_jobs
@@ -1137,6 +1164,7 @@ def experiment_from_matrix(
     if simulate is not None:
         from latentbench.synthetic import LeaderboardSimulator
 
+        _check_simulation(simulate, sim_rank, scores.shape)  # before the simulator's fit
         sim = LeaderboardSimulator(rank=sim_rank).fit(scores)
         scores, _ = sim.sample(int(simulate), random_state)
         params.update(simulate=int(simulate), sim_rank=sim_rank, fidelity=sim.fidelity(scores))

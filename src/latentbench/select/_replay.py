@@ -235,7 +235,9 @@ def replay(
     stored = None if path is not None else _store_input(matrix)
     matrix = _canonical(matrix)
     if history is not None or history_store is not None:
-        split = _given_history(matrix, history, history_store, history_benchmark, choice)
+        split = _given_history(
+            matrix, history, history_store, history_benchmark, choice, _uses_proxy(policy)
+        )
     elif no_history:
         split = _no_history(matrix)
     else:
@@ -324,9 +326,12 @@ def _given_history(
     history_store: PathLike | None,
     history_benchmark: str | None,
     choice: dict[str, str | None],
+    uses_proxy: bool = True,
 ) -> _Split:
     """Every model a candidate, the history from ``history`` or a store's benchmark (it
-    must cover the candidates' items; candidates inside it are a warning)."""
+    must cover the candidates' items; candidates inside it are a warning). A policy without
+    a proxy (``uses_proxy`` False: UCB-E, uniform) learns nothing from it: the note says
+    so, and candidates inside it leak nothing."""
     if history is not None:
         hist, hist_path = _read(history, "history")
         where = str(hist_path) if hist_path is not None else "the history matrix"
@@ -349,7 +354,10 @@ def _given_history(
         )
     hist_scores = _canonical(hist).subset(items=matrix.item_ids).scores  # rows: the fit's order
     candidates, ids = matrix.scores, list(matrix.model_ids)
-    note = f"history: {hist.n_models} models of {where} learn the proxy; {len(ids)} candidates"
+    used = "learn the proxy"
+    if not uses_proxy:
+        used = "given, which this policy does not use (it learns no proxy)"
+    note = f"history: {hist.n_models} models of {where} {used}; {len(ids)} candidates"
     record: dict[str, Any] = {
         "source": where,
         "history models": hist.n_models,
@@ -363,7 +371,7 @@ def _given_history(
     if stored is not None:
         record["history_store"] = stored
     shared = [m for m in ids if m in set(hist.model_ids)]
-    if shared:
+    if shared and uses_proxy:  # without a proxy, nothing learns their answers
         leak = (
             f"{flag} ({where}) holds {len(shared)} of the {len(ids)} candidates (e.g. "
             f"{shared[0]!r}): the proxy has seen their answers, so the cells used are "
