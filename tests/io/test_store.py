@@ -439,10 +439,8 @@ def test_ingest_files_is_the_python_twin(store):
         store.ingest_files("helm", FORMATS / "nope")
 
 
-def test_schema_1_store_is_upgraded_and_never_averages_old_duplicates(tmp_path):
-    import duckdb
-
-    path = tmp_path / "v1.duckdb"
+def _schema_1_store(path: Path) -> duckdb.DuckDBPyConnection:
+    """A store as schema 1 wrote it (no ``split``, no ``flag``), its connection open."""
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
     con.execute("INSERT INTO meta VALUES ('schema_version', '1'), ('package_version', '0.0')")
@@ -453,6 +451,12 @@ def test_schema_1_store_is_upgraded_and_never_averages_old_duplicates(tmp_path):
         "TIMESTAMP, item_hash VARCHAR, source_model VARCHAR NOT NULL, run_id VARCHAR NOT NULL, "
         "ingested_at TIMESTAMP NOT NULL)"
     )
+    return con
+
+
+def test_schema_1_store_is_upgraded_and_never_averages_old_duplicates(tmp_path):
+    path = tmp_path / "v1.duckdb"
+    con = _schema_1_store(path)
     rows = [  # schema 1 kept one row per tool version: the same cell twice, different scores
         ("m1", "b", "q1", 1.0, "acc", "none", 0, "tool 1", "a.jsonl"),
         ("m1", "b", "q1", 0.0, "acc", "none", 0, "tool 2", "b.jsonl"),
@@ -471,6 +475,38 @@ def test_schema_1_store_is_upgraded_and_never_averages_old_duplicates(tmp_path):
             InputError, match=r"model 'm1', item 'q1', trial 0 of 'b' is stored more"
         ):
             store.matrix("b")
+
+
+def test_a_schema_1_store_read_from_the_command_line_says_a_command_that_upgrades_it(
+    tmp_path, monkeypatch
+):
+    """``ls`` (``export``, ``fit --store``: read-only opens) of a schema-1 store said "open it
+    once without read_only to upgrade it", which no command-line option does; the message now
+    gives a command that does, and after it the same ``ls`` lists the store."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    monkeypatch.chdir(tmp_path)
+    con = _schema_1_store(tmp_path / "v1.duckdb")
+    con.execute(
+        "INSERT INTO responses VALUES ('m1', 'b', 'q1', 1.0, 'acc', 'none', 0, 'tool', 'a', "
+        "NULL, NULL, 'm1', 'r', now())"
+    )
+    con.close()
+    _register()
+    refused = CliRunner().invoke(app, ["ls", "--store", "v1.duckdb"])
+    assert refused.exit_code == 2, refused.output
+    said = " ".join(refused.output.split())
+    assert "read_only" not in said and "nothing was written" in said
+    command = re.search(r'python -c "([^"]+)"', said)
+    assert command is not None, said
+    exec(command.group(1), {})  # the advice, as the shell would run it
+    listed = CliRunner().invoke(app, ["ls", "--store", "v1.duckdb", "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert json.loads(listed.output)[0]["benchmark"] == "b"
 
 
 def test_sparse_benchmark_gives_a_matrix_of_observed_cells(store):

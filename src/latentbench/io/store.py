@@ -626,10 +626,15 @@ class Store(SelectionRuns):
         if version == 1 and not read_only:
             upgrade_from_1(self.connection)
             version = SCHEMA_VERSION
-        if version == 1:
+        if version == 1:  # said so that a command-line user can act on it (ls, export, fit)
+            self.close()
             raise InputError(
-                f"{self.path}: store schema version 1 (before split and flag columns); open it "
-                "once without read_only to upgrade it"
+                f"{self.path}: store schema version 1 (before the split and flag columns), "
+                "which a read-only open cannot upgrade; expected a store of schema "
+                f"{SCHEMA_VERSION}: upgrade it in place once, with python -c \"from "
+                f"latentbench.io import Store; Store({str(self.path)!r}).close()\" (or "
+                "Store(path) in Python, or any ingest into it), then run this again; nothing "
+                "was written"
             )
 
     def _refuse_newer(self) -> None:
