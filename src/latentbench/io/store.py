@@ -631,8 +631,8 @@ class Store(SelectionRuns):
             raise InputError(
                 f"{self.path}: store schema version 1 (before the split and flag columns), "
                 "which a read-only open cannot upgrade; expected a store of schema "
-                f"{SCHEMA_VERSION}: upgrade it in place once, with python -c \"from "
-                f"latentbench.io import Store; Store({str(self.path)!r}).close()\" (or "
+                f'{SCHEMA_VERSION}: upgrade it in place once, with python -c "from '
+                f'latentbench.io import Store; Store({str(self.path)!r}).close()" (or '
                 "Store(path) in Python, or any ingest into it), then run this again; nothing "
                 "was written"
             )
