@@ -40,7 +40,10 @@ def test_scorers():
     ("line", "match"),
     [
         ("{not json", r"items.jsonl:2: not valid JSON"),
-        ('{"prompt": "p"}', r"items.jsonl:2: field 'id' is None"),
+        # an absent field was "field 'id' is None", as if the line held null
+        ('{"prompt": "p"}', r"items.jsonl:2: field 'id' is missing \(fields: 'prompt'\)"),
+        ('{"id": null, "prompt": "p"}', r"items.jsonl:2: field 'id' is None"),
+        ('{"id": "b", "text": "p"}', r"items.jsonl:2: field 'prompt' is missing .*prompt_field"),
         ('{"id": "a", "prompt": "again"}', r"items.jsonl:2: id 'a' repeats line 1"),
         ('{"id": "b", "prompt": ["x"]}', r"items.jsonl:2: field 'prompt' is \['x'\]"),
         ('{"id": "b", "prompt": "  "}', r"items.jsonl:2: field 'prompt' is empty"),
@@ -84,6 +87,17 @@ def test_config_errors(tmp_path, old, new, match):
     with pytest.raises(InputError, match=match) as info:
         LiveConfig.from_toml(path)
     assert str(path) in str(info.value)
+
+
+def test_a_missing_items_file_is_named_by_the_configuration_key(tmp_path):
+    """It said only "PATH: items file not found", where a missing history names the
+    configuration and its key."""
+    path = _config(tmp_path)
+    path.write_text(path.read_text().replace('"items.jsonl"', '"itmes.jsonl"'))
+    missing = repr(str(tmp_path / "itmes.jsonl"))
+    with pytest.raises(InputError) as info:
+        LiveConfig.from_toml(path).load_items()
+    assert str(info.value).startswith(f"{path}: [items] path = {missing}: no such file;")
 
 
 def test_changed_config_is_refused(tmp_path):
