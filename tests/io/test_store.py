@@ -216,6 +216,34 @@ def test_mean_reingest_is_idempotent(store, tmp_path):
     assert _stored(store)[0] == 0.5
 
 
+def test_a_mean_made_while_reading_keeps_its_values(store, tmp_path):
+    """Files averaged in one read (--duplicates mean on two files at once) stored their mean
+    as one value of the stored file's: re-ingesting one of them moved 0.5 (of 0 and 1) to
+    0.75, and a third file gave 0.75, where the three read at once give 2/3. The values of
+    the mean are kept, so the order of the ingests changes nothing."""
+    a = _one_cell(tmp_path / "a.csv", 0.0)
+    b = _one_cell(tmp_path / "b.csv", 1.0)
+    c = _one_cell(tmp_path / "c.csv", 1.0)
+    result, _ = store.ingest_files("table", [a, b], benchmark="t", duplicates="mean")
+    assert result["n_new"] == 1 and _stored(store) == (0.5, "mean of 2 conflicting values")
+    for path in (b, a):
+        result, _ = store.ingest_files("table", [path], benchmark="t", duplicates="mean")
+        assert (result["n_new"], result["n_present"], result["n_replaced"]) == (0, 1, 0)
+        assert _stored(store)[0] == 0.5
+    store.ingest_files("table", [c], benchmark="t", duplicates="mean")
+    assert _stored(store)[0] == pytest.approx(2 / 3)  # the mean of 0, 1 and 1
+    with Store(tmp_path / "other.duckdb") as other:  # c first, then a and b read together
+        other.ingest_files("table", [c], benchmark="t")
+        other.ingest_files("table", [a, b], benchmark="t", duplicates="mean")
+        assert _stored(other)[0] == pytest.approx(2 / 3)
+    with Store(tmp_path / "frame.duckdb") as other:  # a frame of repeats given to ingest
+        frame, _ = read_results("table", [a], benchmark="t")
+        again, _ = read_results("table", [b], benchmark="t")
+        other.ingest(pd.concat([frame, again], ignore_index=True), duplicates="mean")
+        other.ingest_files("table", [b], benchmark="t", duplicates="mean")
+        assert _stored(other)[0] == 0.5
+
+
 def test_latest_counts_incoming_rows_older_than_the_stored_one(store, tmp_path):
     """An incoming conflicting row older than the stored one is not written under
     --duplicates latest: it is counted as such, not as 'already present'."""

@@ -83,6 +83,7 @@ from latentbench.io._store_schema import (
 )
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
+    CANONICAL_SCHEMA,
     DUPLICATE_POLICIES,
     SCORE_TOLERANCE,
     LoadReport,
@@ -95,6 +96,25 @@ __all__ = ["SCHEMA_VERSION", "IngestResult", "Store"]
 _INCOMING_COLUMNS = ", ".join(f"i.{c}" for c in CANONICAL_COLUMNS)
 _RESPONSE_COLUMNS = ", ".join((*CANONICAL_COLUMNS, "run_id", "ingested_at"))
 _JOIN = " AND ".join(f"i.{c} = r.{c}" for c in STORE_KEY)
+_AVERAGED_COLUMNS = ", ".join(f"a.{c}" for c in (*STORE_KEY, "score", "source", "source_file"))
+_AVERAGED_SCHEMA = pa.schema(
+    [CANONICAL_SCHEMA.field(c) for c in (*STORE_KEY, "score", "source", "source_file")]
+)
+"""The rows a ``duplicates="mean"`` read averaged into one (``_averaged`` while ingesting)."""
+
+
+def _same_key(a: str, b: str) -> str:
+    return " AND ".join(f"{a}.{c} = {b}.{c}" for c in STORE_KEY)
+
+
+def _averaged_table(parts: list[pd.DataFrame]) -> pa.Table:
+    """The rows averaged by a read (or by :meth:`Store.ingest` itself) as one Arrow table."""
+    names = list(_AVERAGED_SCHEMA.names)
+    frames = [p[names] for p in parts if len(p)]
+    if not frames:
+        return _AVERAGED_SCHEMA.empty_table()
+    frame = pd.concat(frames, ignore_index=True)
+    return pa.Table.from_pandas(frame, preserve_index=False).select(names).cast(_AVERAGED_SCHEMA)
 
 
 class IngestResult(dict):
@@ -780,12 +800,15 @@ class Store(SelectionRuns):
         self, table: pa.Table, report: LoadReport | None, duplicates: str
     ) -> IngestResult:
         """:meth:`ingest` of the canonical Arrow rows ``table``."""
-        table = self._one_row_per_key(table, duplicates, report)
+        averaged = list(getattr(report, "_averaged", []))  # what a read's "mean" averaged
+        table = self._one_row_per_key(table, duplicates, report, averaged)
+        values = _averaged_table(averaged)
         n_rows = table.num_rows
         run_id = uuid.uuid4().hex
         now = utc_now()
         con = self.connection
         con.register("_incoming", table)
+        con.register("_averaged", values)
         n_replaced = n_older = 0
         try:
             con.execute("BEGIN TRANSACTION")
@@ -817,6 +840,15 @@ class Store(SelectionRuns):
                     [run_id, now],
                 ).fetchall()
                 n_new = int(inserted[0][0]) if inserted else 0
+                # a new row that is a mean: its values, so that a later "mean" adds to them
+                # (it took the mean as one value: a file of it re-ingested changed it)
+                if values.num_rows:
+                    con.execute(
+                        f"INSERT INTO merged_values SELECT {_AVERAGED_COLUMNS}, ? FROM _averaged "
+                        f"a WHERE EXISTS (SELECT 1 FROM responses r WHERE {_same_key('a', 'r')} "
+                        "AND r.run_id = ?)",
+                        [now, run_id],
+                    )
                 if n_new or n_replaced:
                     con.execute(
                         "INSERT INTO ingests VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -843,6 +875,7 @@ class Store(SelectionRuns):
             ) from None
         finally:
             con.unregister("_incoming")
+            con.unregister("_averaged")
         return IngestResult(
             run_id=run_id,
             n_rows=n_rows,
@@ -886,9 +919,14 @@ class Store(SelectionRuns):
         ]
 
     def _one_row_per_key(
-        self, table: pa.Table, duplicates: str, report: LoadReport | None
+        self,
+        table: pa.Table,
+        duplicates: str,
+        report: LoadReport | None,
+        averaged: list[pd.DataFrame],
     ) -> pa.Table:
-        """Resolve a key repeated within the incoming rows (same rules as the readers)."""
+        """Resolve a key repeated within the incoming rows (same rules as the readers; the
+        rows a ``"mean"`` averages are added to ``averaged``)."""
         keys = ", ".join(STORE_KEY)
         con = self.connection
         con.register("_check", table)
@@ -909,7 +947,7 @@ class Store(SelectionRuns):
             con.unregister("_check")
         if not repeated:
             return table
-        frame = resolve_duplicates(table.to_pandas(), duplicates, report)
+        frame = resolve_duplicates(table.to_pandas(), duplicates, report, averaged=averaged)
         return to_arrow(frame.reset_index(drop=True))
 
     def _resolve_stored_conflicts(self, duplicates: str, now: object) -> tuple[int, int]:
@@ -958,12 +996,20 @@ class Store(SelectionRuns):
             f"(SELECT 1 FROM merged_values m WHERE {same_key('m', 'r')})",
             [now],
         )
+        # the incoming values: a row's own, or for a row that is a mean of the read, the
+        # values it averages (the mean itself counted as one value, and a file of it read
+        # again later as another: 0.5 of 1 and 0, then 1 again, became 0.75)
+        values = (
+            f"SELECT {key}, score, source, source_file FROM _incoming i WHERE NOT EXISTS "
+            f"(SELECT 1 FROM _averaged a WHERE {same_key('a', 'i')}) "
+            f"UNION ALL SELECT {key}, score, source, source_file FROM _averaged"
+        )
         con.execute(
-            f"INSERT INTO merged_values SELECT {', '.join(f'i.{c}' for c in STORE_KEY)}, "
-            f"i.score, i.source, i.source_file, ? FROM _incoming i JOIN responses r ON "
-            f"{differs} WHERE NOT EXISTS (SELECT 1 FROM merged_values m WHERE "
-            f"{same_key('m', 'i')} AND m.source_file = i.source_file "
-            f"AND abs(m.score - i.score) <= {SCORE_TOLERANCE})",
+            f"INSERT INTO merged_values SELECT {_AVERAGED_COLUMNS}, ? FROM ({values}) a "
+            f"WHERE EXISTS (SELECT 1 FROM _incoming i JOIN responses r ON {differs} WHERE "
+            f"{same_key('i', 'a')}) AND NOT EXISTS (SELECT 1 FROM merged_values m WHERE "
+            f"{same_key('m', 'a')} AND m.source_file = a.source_file "
+            f"AND abs(m.score - a.score) <= {SCORE_TOLERANCE})",
             [now],
         )
         updated = con.execute(
