@@ -355,7 +355,8 @@ def _said_damaged(cls: type[Store]) -> type[Store]:
     """``cls`` (:class:`Store`) with each public method's DuckDB error for a damaged file
     (:func:`damaged`: a block past the header cut short or written over, found only when
     a query reads it) raised as an :class:`InputError` naming the store's file, what is
-    wrong and what to do (:func:`unreadable`), not DuckDB's exception as a traceback."""
+    wrong and what to do (:func:`unreadable`), not DuckDB's exception as a traceback; and
+    a query interrupted by Ctrl-C as the ``KeyboardInterrupt`` it is."""
     seen: set[str] = set()
     for klass in cls.__mro__[:-1]:  # its own methods and those it inherits (not object's)
         for name, method in vars(klass).items():
@@ -379,8 +380,20 @@ def _damage_said(method: Callable[..., Any]) -> Callable[..., Any]:
             if not damaged(exc):
                 raise
             raise InputError(unreadable(self.path, exc)) from None
+        except RuntimeError as exc:
+            if str(exc) != _QUERY_INTERRUPTED:
+                raise
+            # Ctrl-C (SIGINT, or SIGTERM as the command line takes it) while DuckDB ran a
+            # query: DuckDB raises this in place of the KeyboardInterrupt, which every
+            # command says as an interruption (exit 130); it was a traceback and exit 1
+            raise KeyboardInterrupt from None
 
     return said
+
+
+_QUERY_INTERRUPTED = "Query interrupted"
+"""DuckDB's ``RuntimeError`` for a signal's ``KeyboardInterrupt`` raised while it runs a query
+(its Python client checks for signals between tasks)."""
 
 
 def unwritable(path: str, what: str, exc: BaseException) -> str:
