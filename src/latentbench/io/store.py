@@ -1191,7 +1191,8 @@ class Store(SelectionRuns):
         -------
         DataFrame of shape (n_pairs, 5)
             Columns ``benchmark``, ``model``, ``n_items`` (observed for the model, any metric),
-            ``fraction`` (of the distinct items anyone has for the benchmark), ``is_binary``.
+            ``fraction`` (of the distinct items anyone has for the benchmark), ``is_binary``
+            (every cell 0 or 1, trials averaged, as :meth:`summary` says it).
         """
         if benchmark is not None:
             self._known(benchmark)
@@ -1204,11 +1205,21 @@ class Store(SelectionRuns):
         return self.connection.execute(
             f"""
             WITH base AS (SELECT * FROM responses {where}),
-            totals AS (SELECT benchmark, count(DISTINCT item) AS total FROM base GROUP BY benchmark)
+            totals AS (
+                SELECT benchmark, count(DISTINCT item) AS total FROM base GROUP BY benchmark
+            ),
+            reduced AS (  -- the cells as Store.matrix (and summary) take them: trials averaged
+                SELECT benchmark, model, avg(score) AS score
+                FROM base GROUP BY benchmark, model, item, metric, filter, split
+            ),
+            per_model AS (
+                SELECT benchmark, model, bool_and(score = 0 OR score = 1) AS is_binary
+                FROM reduced GROUP BY benchmark, model
+            )
             SELECT b.benchmark, b.model, count(DISTINCT b.item) AS n_items,
                    count(DISTINCT b.item) / any_value(t.total) AS fraction,
-                   bool_and(b.score = 0 OR b.score = 1) AS is_binary
-            FROM base b JOIN totals t USING (benchmark)
+                   any_value(y.is_binary) AS is_binary
+            FROM base b JOIN totals t USING (benchmark) JOIN per_model y USING (benchmark, model)
             GROUP BY b.benchmark, b.model ORDER BY b.benchmark, b.model
             """,
             params,
