@@ -100,6 +100,20 @@ def test_a_missing_items_file_is_named_by_the_configuration_key(tmp_path):
     assert str(info.value).startswith(f"{path}: [items] path = {missing}: no such file;")
 
 
+def test_a_python_scorer_that_cannot_be_loaded_is_named_by_its_key(tmp_path):
+    """It said "[scorer]='mod:nothere'", where the oracle's says "[oracle] function=..."."""
+    (tmp_path / "scorer_h211.py").write_text("def score(response, reference):\n    return 1.0\n")
+    path = _config(tmp_path)
+    path.write_text(
+        path.read_text() + '[scorer]\nkind = "python"\nfunction = "scorer_h211:nothere"\n'
+    )
+    with pytest.raises(InputError) as info:
+        run_live(path, tmp_path / "s.duckdb")
+    assert str(info.value) == (
+        f"{path}: [scorer] function='scorer_h211:nothere': 'scorer_h211' has no attribute 'nothere'"
+    )
+
+
 def test_changed_config_is_refused(tmp_path):
     path = _config(tmp_path, 'run_id = "fixed"', oracle='kind = "python"\nfunction = "x:y"')
     Y = np.ones((2, 12))
