@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -156,3 +157,31 @@ def test_ingest_says_rows_older_than_the_stored_ones(tmp_path):
         and "(1 already present, 0 replaced, 1 older than the stored row: not written)"
         in " ".join(result.output.split())
     )
+
+
+def test_ctrl_c_while_duckdb_runs_a_query_is_said_as_an_interruption(tmp_path, monkeypatch):
+    """Ctrl-C landing in a DuckDB query (an ingest of a large table) raised DuckDB's
+    ``RuntimeError('Query interrupted')`` (what its Python client raises for the signal's
+    KeyboardInterrupt, seen on ``ingest table`` of 600,000 rows) as a traceback, exit 1;
+    every command says an interruption in one line, exit 130. Nothing is written."""
+    store = tmp_path / "s.duckdb"
+    lm_eval = FORMATS / "lm-eval" / "v0.4.9"
+    options = ["--metric", "arc_easy=acc", "--filter", "gsm8k=strict-match"]
+    assert run("ingest", "lm-eval", lm_eval, "--store", store, *options).exit_code == 0
+    with Store(store, read_only=True) as db:
+        before = db.long()
+
+    def interrupted(self, *args, **kwargs):
+        raise RuntimeError("Query interrupted")  # DuckDB's words for a signal mid-query
+
+    monkeypatch.setattr(Store, "_ingest_rows", interrupted)
+    monkeypatch.setattr(Store, "_summary", interrupted)
+    table = tmp_path / "t.csv"
+    table.write_text("model,item,score\nm,x,1\n")
+    for args in (["ingest", "table", table, "--store", store], ["ls", "--store", store]):
+        result = run(*args)
+        assert result.exit_code == 130, (result.output, result.exception)
+        assert f"interrupted (Ctrl-C): latentbench {args[0]} stopped" in result.output
+    monkeypatch.undo()
+    with Store(store, read_only=True) as db:
+        pd.testing.assert_frame_equal(db.long(), before)

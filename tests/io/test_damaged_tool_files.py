@@ -228,3 +228,24 @@ def test_lighteval_rows_with_and_without_a_doc_id_are_refused(formats, tmp_path)
         "lighteval", [_lighteval_copy(formats, tmp_path / "none", [None] * 3)], metric="acc"
     )
     assert list(frame["item"]) == ["0", "1", "2"]  # no id at all: row positions, as documented
+
+
+def test_inspect_logs_without_a_model_are_refused_not_read_as_one_model(formats, tmp_path):
+    """Two models' logs, one with ``eval.model`` empty and one without it, were both model
+    'unknown': their samples merged into one model without a word (docs/formats.md: an
+    empty model id is an error). Refused, naming the file and the field; ``model=`` names it."""
+    log = json.loads((formats / _INSPECT).read_text())
+    log["eval"]["model"] = ""
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "a.json").write_text(json.dumps(log))
+    other = copy.deepcopy(log)
+    del other["eval"]["model"]
+    for k, sample in enumerate(other["samples"]):
+        sample["id"] = 100 + k  # other items: nothing conflicted to give it away
+    (tmp_path / "logs" / "b.json").write_text(json.dumps(other))
+    with pytest.raises(InputError, match=r"a\.json: field 'eval\.model' is ''; expected the model"):
+        read_results("inspect", [tmp_path / "logs" / "a.json"])
+    with pytest.raises(InputError, match=r"b\.json: field 'eval\.model' is missing; .*model=NAME"):
+        read_results("inspect", [tmp_path / "logs" / "b.json"])
+    frame, _ = read_results("inspect", [tmp_path / "logs" / "b.json"], model="org/named")
+    assert set(frame["model"]) == {"org/named"} and len(frame) == 3

@@ -112,6 +112,28 @@ def test_three_real_runs_store_with_their_split(tmp_path):
         assert set(long["split"]) == {"test"}
 
 
+def test_a_copied_run_without_its_run_spec_keeps_the_benchmark_and_says_the_model(tmp_path):
+    """These real runs' folders are named as a copy names them (``-`` for ``:``, which
+    Windows and many checkouts cannot hold). Without ``run_spec.json`` the whole folder name
+    was the benchmark and the model ('narrative_qa-model=openai_gpt2' for both), without a
+    word; the name is read as HELM's run name, and the model taken from it is said."""
+    run = tmp_path / MMLU.name
+    run.mkdir()
+    shutil.copy(MMLU / "per_instance_stats.json", run / "per_instance_stats.json")
+    frame, report = read_results("helm", [run], metric="exact_match")
+    with_spec, _ = read_results("helm", [MMLU], metric="exact_match")
+    assert (
+        set(frame["benchmark"])
+        == set(with_spec["benchmark"])
+        == {"mmlu:subject=philosophy,method=multiple_choice_joint"}
+    )
+    assert set(frame["model"]) == {"openai_gpt2"}  # the run name's (run_spec: openai/gpt2)
+    assert any(
+        f"{run}: no model in run_spec.json (adapter_spec.model); the model is 'openai_gpt2'" in n
+        for n in report.notes
+    ), report.notes
+
+
 def _display_predictions(run: Path, target: Path) -> None:
     """The helm-summarize layout of the same run: flat stats plus instances.json splits."""
     target.mkdir()

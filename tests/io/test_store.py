@@ -216,6 +216,33 @@ def test_mean_reingest_is_idempotent(store, tmp_path):
     assert _stored(store)[0] == 0.5
 
 
+def test_a_mean_made_while_reading_keeps_its_values(store, tmp_path):
+    """Files averaged in one read (--duplicates mean on two files at once) stored their mean
+    as one value of the stored file's: re-ingesting one of them moved 0.5 (of 0 and 1) to
+    0.75, and a third file gave 0.75, where the three read at once give 2/3. The values of
+    the mean are kept, so the order of the ingests changes nothing."""
+    a = _one_cell(tmp_path / "a.csv", 0.0)
+    b = _one_cell(tmp_path / "b.csv", 1.0)
+    c = _one_cell(tmp_path / "c.csv", 1.0)
+    result, _ = store.ingest_files("table", [a, b], benchmark="t", duplicates="mean")
+    assert result["n_new"] == 1 and _stored(store) == (0.5, "mean of 2 conflicting values")
+    result, _ = store.ingest_files("table", [a], benchmark="t", duplicates="mean")
+    assert (result["n_new"], result["n_present"], result["n_replaced"]) == (0, 1, 0)
+    assert _stored(store)[0] == 0.5  # it was 0.25: the mean of the stored 0.5 and a's 0
+    store.ingest_files("table", [c], benchmark="t", duplicates="mean")
+    assert _stored(store)[0] == pytest.approx(2 / 3)  # the mean of 0, 1 and 1
+    with Store(":memory:") as other:  # c first, then a and b read together
+        other.ingest_files("table", [c], benchmark="t")
+        other.ingest_files("table", [a, b], benchmark="t", duplicates="mean")
+        assert _stored(other)[0] == pytest.approx(2 / 3)
+    with Store(":memory:") as other:  # a frame of repeats given to ingest
+        frame, _ = read_results("table", [a], benchmark="t")
+        again, _ = read_results("table", [b], benchmark="t")
+        other.ingest(pd.concat([frame, again], ignore_index=True), duplicates="mean")
+        other.ingest_files("table", [b], benchmark="t", duplicates="mean")
+        assert _stored(other)[0] == 0.5
+
+
 def test_latest_counts_incoming_rows_older_than_the_stored_one(store, tmp_path):
     """An incoming conflicting row older than the stored one is not written under
     --duplicates latest: it is counted as such, not as 'already present'."""
@@ -439,10 +466,8 @@ def test_ingest_files_is_the_python_twin(store):
         store.ingest_files("helm", FORMATS / "nope")
 
 
-def test_schema_1_store_is_upgraded_and_never_averages_old_duplicates(tmp_path):
-    import duckdb
-
-    path = tmp_path / "v1.duckdb"
+def _schema_1_store(path: Path) -> duckdb.DuckDBPyConnection:
+    """A store as schema 1 wrote it (no ``split``, no ``flag``), its connection open."""
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
     con.execute("INSERT INTO meta VALUES ('schema_version', '1'), ('package_version', '0.0')")
@@ -453,6 +478,12 @@ def test_schema_1_store_is_upgraded_and_never_averages_old_duplicates(tmp_path):
         "TIMESTAMP, item_hash VARCHAR, source_model VARCHAR NOT NULL, run_id VARCHAR NOT NULL, "
         "ingested_at TIMESTAMP NOT NULL)"
     )
+    return con
+
+
+def test_schema_1_store_is_upgraded_and_never_averages_old_duplicates(tmp_path):
+    path = tmp_path / "v1.duckdb"
+    con = _schema_1_store(path)
     rows = [  # schema 1 kept one row per tool version: the same cell twice, different scores
         ("m1", "b", "q1", 1.0, "acc", "none", 0, "tool 1", "a.jsonl"),
         ("m1", "b", "q1", 0.0, "acc", "none", 0, "tool 2", "b.jsonl"),
@@ -471,6 +502,38 @@ def test_schema_1_store_is_upgraded_and_never_averages_old_duplicates(tmp_path):
             InputError, match=r"model 'm1', item 'q1', trial 0 of 'b' is stored more"
         ):
             store.matrix("b")
+
+
+def test_a_schema_1_store_read_from_the_command_line_says_a_command_that_upgrades_it(
+    tmp_path, monkeypatch
+):
+    """``ls`` (``export``, ``fit --store``: read-only opens) of a schema-1 store said "open it
+    once without read_only to upgrade it", which no command-line option does; the message now
+    gives a command that does, and after it the same ``ls`` lists the store."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    monkeypatch.chdir(tmp_path)
+    con = _schema_1_store(tmp_path / "v1.duckdb")
+    con.execute(
+        "INSERT INTO responses VALUES ('m1', 'b', 'q1', 1.0, 'acc', 'none', 0, 'tool', 'a', "
+        "NULL, NULL, 'm1', 'r', now())"
+    )
+    con.close()
+    _register()
+    refused = CliRunner().invoke(app, ["ls", "--store", "v1.duckdb"])
+    assert refused.exit_code == 2, refused.output
+    said = " ".join(refused.output.split())
+    assert "read_only" not in said and "nothing was written" in said
+    command = re.search(r'python -c "([^"]+)"', said)
+    assert command is not None, said
+    exec(command.group(1), {})  # the advice, as the shell would run it
+    listed = CliRunner().invoke(app, ["ls", "--store", "v1.duckdb", "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert json.loads(listed.output)[0]["benchmark"] == "b"
 
 
 def test_sparse_benchmark_gives_a_matrix_of_observed_cells(store):

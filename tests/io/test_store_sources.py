@@ -77,4 +77,7 @@ def test_trials_of_one_source_are_still_averaged(tmp_path):
     with Store(store, read_only=True) as db:
         matrix = db.matrix("b")
         assert not bool(db.summary().set_index("benchmark").loc["b", "is_binary"])
+        # `ls --benchmark b` said both models binary (each row is 0 or 1) where `ls` said
+        # the benchmark is not (its cells, trials averaged, are 0.5): the cells for both
+        assert db.coverage("b")["is_binary"].tolist() == [False, False]
     assert matrix.scores[0].tolist() == [0.5, 1.0] and matrix.scores[1].tolist() == [0.0, 0.5]

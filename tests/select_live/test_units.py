@@ -40,7 +40,10 @@ def test_scorers():
     ("line", "match"),
     [
         ("{not json", r"items.jsonl:2: not valid JSON"),
-        ('{"prompt": "p"}', r"items.jsonl:2: field 'id' is None"),
+        # an absent field was "field 'id' is None", as if the line held null
+        ('{"prompt": "p"}', r"items.jsonl:2: field 'id' is missing \(fields: 'prompt'\)"),
+        ('{"id": null, "prompt": "p"}', r"items.jsonl:2: field 'id' is None"),
+        ('{"id": "b", "text": "p"}', r"items.jsonl:2: field 'prompt' is missing .*prompt_field"),
         ('{"id": "a", "prompt": "again"}', r"items.jsonl:2: id 'a' repeats line 1"),
         ('{"id": "b", "prompt": ["x"]}', r"items.jsonl:2: field 'prompt' is \['x'\]"),
         ('{"id": "b", "prompt": "  "}', r"items.jsonl:2: field 'prompt' is empty"),
@@ -84,6 +87,31 @@ def test_config_errors(tmp_path, old, new, match):
     with pytest.raises(InputError, match=match) as info:
         LiveConfig.from_toml(path)
     assert str(path) in str(info.value)
+
+
+def test_a_missing_items_file_is_named_by_the_configuration_key(tmp_path):
+    """It said only "PATH: items file not found", where a missing history names the
+    configuration and its key."""
+    path = _config(tmp_path)
+    path.write_text(path.read_text().replace('"items.jsonl"', '"itmes.jsonl"'))
+    missing = repr(str(tmp_path / "itmes.jsonl"))
+    with pytest.raises(InputError) as info:
+        LiveConfig.from_toml(path).load_items()
+    assert str(info.value).startswith(f"{path}: [items] path = {missing}: no such file;")
+
+
+def test_a_python_scorer_that_cannot_be_loaded_is_named_by_its_key(tmp_path):
+    """It said "[scorer]='mod:nothere'", where the oracle's says "[oracle] function=..."."""
+    (tmp_path / "scorer_h211.py").write_text("def score(response, reference):\n    return 1.0\n")
+    path = _config(tmp_path)
+    path.write_text(
+        path.read_text() + '[scorer]\nkind = "python"\nfunction = "scorer_h211:nothere"\n'
+    )
+    with pytest.raises(InputError) as info:
+        run_live(path, tmp_path / "s.duckdb")
+    assert str(info.value) == (
+        f"{path}: [scorer] function='scorer_h211:nothere': 'scorer_h211' has no attribute 'nothere'"
+    )
 
 
 def test_changed_config_is_refused(tmp_path):

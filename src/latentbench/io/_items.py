@@ -155,6 +155,12 @@ def _parse_object(line: str, where: str) -> dict[str, Any]:
 def _item_id(record: dict[str, Any], id_field: str, where: str) -> str:
     """The item's id: a string or an integer (not a bool), as text."""
     raw_id = record.get(id_field)
+    if id_field not in record:  # was "field 'idx' is None", as if the line held a null
+        fields = ", ".join(map(repr, list(record)[:8]))
+        raise InputError(
+            f"{where}: field {id_field!r} is missing (fields: {fields}); expected a string or "
+            "integer id (name the field with [items] id_field)"
+        )
     if raw_id is None or isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
         raise InputError(
             f"{where}: field {id_field!r} is {raw_id!r}; expected a string or integer id"
@@ -167,6 +173,12 @@ def _prompt(record: dict[str, Any], key: str, required: bool, where: str) -> str
     value = record.get(key)
     if value is None and not required:
         return ""
+    if key not in record:
+        fields = ", ".join(map(repr, list(record)[:8]))
+        raise InputError(
+            f"{where}: field {key!r} is missing (fields: {fields}); expected the prompt text "
+            "(name the field with [items] prompt_field)"
+        )
     text = _text(value, key, where)
     if not text.strip():
         raise InputError(f"{where}: field {key!r} is empty; expected text")

@@ -83,6 +83,7 @@ from latentbench.io._store_schema import (
 )
 from latentbench.io.formats._common import (
     CANONICAL_COLUMNS,
+    CANONICAL_SCHEMA,
     DUPLICATE_POLICIES,
     SCORE_TOLERANCE,
     LoadReport,
@@ -95,6 +96,25 @@ __all__ = ["SCHEMA_VERSION", "IngestResult", "Store"]
 _INCOMING_COLUMNS = ", ".join(f"i.{c}" for c in CANONICAL_COLUMNS)
 _RESPONSE_COLUMNS = ", ".join((*CANONICAL_COLUMNS, "run_id", "ingested_at"))
 _JOIN = " AND ".join(f"i.{c} = r.{c}" for c in STORE_KEY)
+_AVERAGED_COLUMNS = ", ".join(f"a.{c}" for c in (*STORE_KEY, "score", "source", "source_file"))
+_AVERAGED_SCHEMA = pa.schema(
+    [CANONICAL_SCHEMA.field(c) for c in (*STORE_KEY, "score", "source", "source_file")]
+)
+"""The rows a ``duplicates="mean"`` read averaged into one (``_averaged`` while ingesting)."""
+
+
+def _same_key(a: str, b: str) -> str:
+    return " AND ".join(f"{a}.{c} = {b}.{c}" for c in STORE_KEY)
+
+
+def _averaged_table(parts: list[pd.DataFrame]) -> pa.Table:
+    """The rows averaged by a read (or by :meth:`Store.ingest` itself) as one Arrow table."""
+    names = list(_AVERAGED_SCHEMA.names)
+    frames = [p[names] for p in parts if len(p)]
+    if not frames:
+        return _AVERAGED_SCHEMA.empty_table()
+    frame = pd.concat(frames, ignore_index=True)
+    return pa.Table.from_pandas(frame, preserve_index=False).select(names).cast(_AVERAGED_SCHEMA)
 
 
 class IngestResult(dict):
@@ -335,7 +355,8 @@ def _said_damaged(cls: type[Store]) -> type[Store]:
     """``cls`` (:class:`Store`) with each public method's DuckDB error for a damaged file
     (:func:`damaged`: a block past the header cut short or written over, found only when
     a query reads it) raised as an :class:`InputError` naming the store's file, what is
-    wrong and what to do (:func:`unreadable`), not DuckDB's exception as a traceback."""
+    wrong and what to do (:func:`unreadable`), not DuckDB's exception as a traceback; and
+    a query interrupted by Ctrl-C as the ``KeyboardInterrupt`` it is."""
     seen: set[str] = set()
     for klass in cls.__mro__[:-1]:  # its own methods and those it inherits (not object's)
         for name, method in vars(klass).items():
@@ -359,8 +380,20 @@ def _damage_said(method: Callable[..., Any]) -> Callable[..., Any]:
             if not damaged(exc):
                 raise
             raise InputError(unreadable(self.path, exc)) from None
+        except RuntimeError as exc:
+            if str(exc) != _QUERY_INTERRUPTED:
+                raise
+            # Ctrl-C (SIGINT, or SIGTERM as the command line takes it) while DuckDB ran a
+            # query: DuckDB raises this in place of the KeyboardInterrupt, which every
+            # command says as an interruption (exit 130); it was a traceback and exit 1
+            raise KeyboardInterrupt from None
 
     return said
+
+
+_QUERY_INTERRUPTED = "Query interrupted"
+"""DuckDB's ``RuntimeError`` for a signal's ``KeyboardInterrupt`` raised while it runs a query
+(its Python client checks for signals between tasks)."""
 
 
 def unwritable(path: str, what: str, exc: BaseException) -> str:
@@ -626,10 +659,15 @@ class Store(SelectionRuns):
         if version == 1 and not read_only:
             upgrade_from_1(self.connection)
             version = SCHEMA_VERSION
-        if version == 1:
+        if version == 1:  # said so that a command-line user can act on it (ls, export, fit)
+            self.close()
             raise InputError(
-                f"{self.path}: store schema version 1 (before split and flag columns); open it "
-                "once without read_only to upgrade it"
+                f"{self.path}: store schema version 1 (before the split and flag columns), "
+                "which a read-only open cannot upgrade; expected a store of schema "
+                f'{SCHEMA_VERSION}: upgrade it in place once, with python -c "from '
+                f'latentbench.io import Store; Store({str(self.path)!r}).close()" (or '
+                "Store(path) in Python, or any ingest into it), then run this again; nothing "
+                "was written"
             )
 
     def _refuse_newer(self) -> None:
@@ -779,12 +817,15 @@ class Store(SelectionRuns):
         self, table: pa.Table, report: LoadReport | None, duplicates: str
     ) -> IngestResult:
         """:meth:`ingest` of the canonical Arrow rows ``table``."""
-        table = self._one_row_per_key(table, duplicates, report)
+        averaged = list(getattr(report, "_averaged", []))  # what a read's "mean" averaged
+        table = self._one_row_per_key(table, duplicates, report, averaged)
+        values = _averaged_table(averaged)
         n_rows = table.num_rows
         run_id = uuid.uuid4().hex
         now = utc_now()
         con = self.connection
         con.register("_incoming", table)
+        con.register("_averaged", values)
         n_replaced = n_older = 0
         try:
             con.execute("BEGIN TRANSACTION")
@@ -816,6 +857,15 @@ class Store(SelectionRuns):
                     [run_id, now],
                 ).fetchall()
                 n_new = int(inserted[0][0]) if inserted else 0
+                # a new row that is a mean: its values, so that a later "mean" adds to them
+                # (it took the mean as one value: a file of it re-ingested changed it)
+                if values.num_rows:
+                    con.execute(
+                        f"INSERT INTO merged_values SELECT {_AVERAGED_COLUMNS}, ? FROM _averaged "
+                        f"a WHERE EXISTS (SELECT 1 FROM responses r WHERE {_same_key('a', 'r')} "
+                        "AND r.run_id = ?)",
+                        [now, run_id],
+                    )
                 if n_new or n_replaced:
                     con.execute(
                         "INSERT INTO ingests VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -842,6 +892,7 @@ class Store(SelectionRuns):
             ) from None
         finally:
             con.unregister("_incoming")
+            con.unregister("_averaged")
         return IngestResult(
             run_id=run_id,
             n_rows=n_rows,
@@ -885,9 +936,14 @@ class Store(SelectionRuns):
         ]
 
     def _one_row_per_key(
-        self, table: pa.Table, duplicates: str, report: LoadReport | None
+        self,
+        table: pa.Table,
+        duplicates: str,
+        report: LoadReport | None,
+        averaged: list[pd.DataFrame],
     ) -> pa.Table:
-        """Resolve a key repeated within the incoming rows (same rules as the readers)."""
+        """Resolve a key repeated within the incoming rows (same rules as the readers; the
+        rows a ``"mean"`` averages are added to ``averaged``)."""
         keys = ", ".join(STORE_KEY)
         con = self.connection
         con.register("_check", table)
@@ -908,7 +964,7 @@ class Store(SelectionRuns):
             con.unregister("_check")
         if not repeated:
             return table
-        frame = resolve_duplicates(table.to_pandas(), duplicates, report)
+        frame = resolve_duplicates(table.to_pandas(), duplicates, report, averaged=averaged)
         return to_arrow(frame.reset_index(drop=True))
 
     def _resolve_stored_conflicts(self, duplicates: str, now: object) -> tuple[int, int]:
@@ -957,12 +1013,20 @@ class Store(SelectionRuns):
             f"(SELECT 1 FROM merged_values m WHERE {same_key('m', 'r')})",
             [now],
         )
+        # the incoming values: a row's own, or for a row that is a mean of the read, the
+        # values it averages (the mean itself counted as one value, and a file of it read
+        # again later as another: 0.5 of 1 and 0, then 1 again, became 0.75)
+        values = (
+            f"SELECT {key}, score, source, source_file FROM _incoming i WHERE NOT EXISTS "
+            f"(SELECT 1 FROM _averaged a WHERE {same_key('a', 'i')}) "
+            f"UNION ALL SELECT {key}, score, source, source_file FROM _averaged"
+        )
         con.execute(
-            f"INSERT INTO merged_values SELECT {', '.join(f'i.{c}' for c in STORE_KEY)}, "
-            f"i.score, i.source, i.source_file, ? FROM _incoming i JOIN responses r ON "
-            f"{differs} WHERE NOT EXISTS (SELECT 1 FROM merged_values m WHERE "
-            f"{same_key('m', 'i')} AND m.source_file = i.source_file "
-            f"AND abs(m.score - i.score) <= {SCORE_TOLERANCE})",
+            f"INSERT INTO merged_values SELECT {_AVERAGED_COLUMNS}, ? FROM ({values}) a "
+            f"WHERE EXISTS (SELECT 1 FROM _incoming i JOIN responses r ON {differs} WHERE "
+            f"{same_key('i', 'a')}) AND NOT EXISTS (SELECT 1 FROM merged_values m WHERE "
+            f"{same_key('m', 'a')} AND m.source_file = a.source_file "
+            f"AND abs(m.score - a.score) <= {SCORE_TOLERANCE})",
             [now],
         )
         updated = con.execute(
@@ -1131,7 +1195,8 @@ class Store(SelectionRuns):
         -------
         DataFrame of shape (n_pairs, 5)
             Columns ``benchmark``, ``model``, ``n_items`` (observed for the model, any metric),
-            ``fraction`` (of the distinct items anyone has for the benchmark), ``is_binary``.
+            ``fraction`` (of the distinct items anyone has for the benchmark), ``is_binary``
+            (every cell 0 or 1, trials averaged, as :meth:`summary` says it).
         """
         if benchmark is not None:
             self._known(benchmark)
@@ -1144,11 +1209,21 @@ class Store(SelectionRuns):
         return self.connection.execute(
             f"""
             WITH base AS (SELECT * FROM responses {where}),
-            totals AS (SELECT benchmark, count(DISTINCT item) AS total FROM base GROUP BY benchmark)
+            totals AS (
+                SELECT benchmark, count(DISTINCT item) AS total FROM base GROUP BY benchmark
+            ),
+            reduced AS (  -- the cells as Store.matrix (and summary) take them: trials averaged
+                SELECT benchmark, model, avg(score) AS score
+                FROM base GROUP BY benchmark, model, item, metric, filter, split
+            ),
+            per_model AS (
+                SELECT benchmark, model, bool_and(score = 0 OR score = 1) AS is_binary
+                FROM reduced GROUP BY benchmark, model
+            )
             SELECT b.benchmark, b.model, count(DISTINCT b.item) AS n_items,
                    count(DISTINCT b.item) / any_value(t.total) AS fraction,
-                   bool_and(b.score = 0 OR b.score = 1) AS is_binary
-            FROM base b JOIN totals t USING (benchmark)
+                   any_value(y.is_binary) AS is_binary
+            FROM base b JOIN totals t USING (benchmark) JOIN per_model y USING (benchmark, model)
             GROUP BY b.benchmark, b.model ORDER BY b.benchmark, b.model
             """,
             params,

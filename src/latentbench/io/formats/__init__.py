@@ -453,6 +453,7 @@ def read_results(
     )
     if group is not None:
         frame = _grouped(frame, group, {"metric": metric, "filter": filter})
+        report._averaged = [_grouped_keys(rows, group) for rows in report._averaged]
     if not len(frame) and report.skipped_files:
         reasons = "; ".join(f"{s['file']}: {s['reason']}" for s in report.skipped_files)
         other = [f"{reason}: {n:,}" for reason, n in report.dropped.items()
@@ -522,10 +523,7 @@ def _grouped(
                 f"({shown}{'; ...' if len(chosen) > 6 else ''}); expected one {column} for "
                 f"the group: {how}"
             )
-    frame = frame.assign(
-        item=frame["benchmark"].astype(TEXT) + "/" + frame["item"].astype(TEXT),
-        benchmark=group,
-    )
+    frame = _grouped_keys(frame, group)
     clash = frame.duplicated(list(KEY_COLUMNS), keep=False)
     if clash.any():
         row = frame.loc[clash].iloc[0]
@@ -534,6 +532,14 @@ def _grouped(
             "and an item id with '/' in them); expected distinct TASK/ID names"
         )
     return frame.reset_index(drop=True)
+
+
+def _grouped_keys(frame: pd.DataFrame, group: str) -> pd.DataFrame:
+    """``frame``'s rows under benchmark ``group``, items ``TASK/ID``."""
+    return frame.assign(
+        item=frame["benchmark"].astype(TEXT) + "/" + frame["item"].astype(TEXT),
+        benchmark=group,
+    )
 
 
 def _check_named(report: LoadReport, **choices: str | Mapping[str, str] | None) -> None:

@@ -569,6 +569,7 @@ def resolve_duplicates(
     report: LoadReport | None = None,
     *,
     named: bool = False,
+    averaged: list[pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
     """One row per key (:data:`KEY_COLUMNS`); the tool version is provenance, not identity.
 
@@ -583,7 +584,9 @@ def resolve_duplicates(
     Nothing is averaged unless ``duplicates="mean"`` is asked for. With ``named`` (every row
     was given one model name, ``model=``), a conflict between rows the files give to two
     models names them and the cause, instead of advising ``latest`` or ``mean`` (which would
-    keep one model's answer, or mix two models').
+    keep one model's answer, or mix two models'). ``averaged`` (or else ``report``'s) receives
+    the rows that ``"mean"`` averaged (key columns, ``score``, ``source``, ``source_file``), which
+    :meth:`~latentbench.io.Store.ingest` records as the values of the mean (``merged_values``).
     """
     if duplicates not in DUPLICATE_POLICIES:
         raise InputError(
@@ -655,6 +658,10 @@ def resolve_duplicates(
             )
         return frame
     # mean
+    if averaged is None and report is not None:
+        averaged = report._averaged
+    if averaged is not None:  # the values of each mean, so that the store keeps them
+        averaged.append(bad[[*keys, "score", "source", "source_file"]].reset_index(drop=True))
     means = bad.groupby(keys, sort=False, dropna=False)["score"].agg(["mean", "size"])
     firsts = bad.drop_duplicates(keys, keep="first").set_index(keys)
     firsts["score"] = means["mean"]

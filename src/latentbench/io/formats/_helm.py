@@ -97,11 +97,21 @@ def is_score_name(name: str) -> bool:
 _MODEL_ARGS = ("model", "model_deployment")
 
 
+_COPIED_RUN_NAME = re.compile(r"^(?P<scenario>[A-Za-z0-9_.]+)-(?P<args>[A-Za-z_]+=.*)$")
+"""A run folder's name where ``:`` could not be kept (a copy through Windows or a repository:
+``narrative_qa-model=openai_gpt2`` for ``narrative_qa:model=openai_gpt2``)."""
+
+
 def _split_run_name(run_name: str) -> tuple[str, str | None]:
-    """(benchmark, model argument) from ``scenario:arg=v,...,model=org_name``."""
+    """(benchmark, model argument) from ``scenario:arg=v,...,model=org_name`` (or the folder
+    name of a copy, ``scenario-arg=v,...``: without ``run_spec.json`` it was the model and
+    the benchmark name, whole)."""
     scenario, sep, args = run_name.partition(":")
     if not sep:
-        return run_name, None
+        copied = _COPIED_RUN_NAME.match(run_name)
+        if copied is None:
+            return run_name, None
+        scenario, args = copied["scenario"], copied["args"]
     kept: list[str] = []
     model = None
     for part in args.split(","):
@@ -219,6 +229,12 @@ def read(
     bench, arg_model = _split_run_name(run_name)
     source_model = str(spec_model or arg_model or run_dir.name)
     canonical = model or source_model
+    if not spec_model and model is None:  # said, as lm-eval says a model named by a folder
+        report.notes.append(
+            f"{run_dir}: no model in run_spec.json (adapter_spec.model); the model is "
+            f"{source_model!r}, from the run's name (HELM's run_spec names it 'org/name': "
+            "--model sets it)"
+        )
     name = benchmark or bench
     report.rename(benchmark, bench)
 

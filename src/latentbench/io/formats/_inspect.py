@@ -214,7 +214,8 @@ def read(
     """Read one Inspect log into canonical rows (a log that gives none is reported, not fatal)."""
     spec, header, samples = _load(path)
     task = str(spec.get("task") or unpacked_path(path).stem)
-    source_model = str(spec.get("model") or "unknown")
+    named = spec.get("model")
+    source_model = str(named or "unknown")
     canonical = model or source_model
     name = benchmark or task
     report.rename(benchmark, task)
@@ -226,6 +227,14 @@ def read(
     if not samples:
         report.skip_file(path, f"no samples (status {status}; a header-only or empty log)")
         return out.frame(source, str(path), timestamp)
+    if model is None and (named is None or str(named) == ""):
+        # every such log was model 'unknown': two models' logs read as one, without a word
+        state = "is missing" if named is None else "is ''"
+        raise InputError(
+            f"{path}: field 'eval.model' {state}; expected the model the log evaluated (the "
+            "logs of several models would read as one model): pass model=NAME to name the "
+            "model of this log"
+        )
     scorers = _sample_scorers(path, report, spec, header, samples, errored)
     if scorers is None:
         return out.frame(source, str(path), timestamp)

@@ -111,6 +111,11 @@ class LoadReport:
     renamed: dict[str, list[str]] = field(default_factory=dict)
     subsampled: dict[str, dict[str, list[int]]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # the rows that duplicates="mean" averaged into one (key columns, score, source,
+        # source_file), for Store.ingest's merged_values; not a field: not in to_dict / JSON
+        self._averaged: list[pd.DataFrame] = []
+
     def __repr__(self) -> str:
         """Short: the counts (files, records, rows, drops, benchmarks, notes); the lists are
         the attributes (``files``, ``coverage``: one entry per file and per model)."""

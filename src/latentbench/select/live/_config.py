@@ -407,6 +407,12 @@ class LiveConfig:
         """
         if self.items is None:
             raise InputError(f"{self.source}: [items] path is missing")
+        path = Path(self.items.path)
+        if not path.exists():  # named as the configuration gives it, as [proxy] history is
+            raise InputError(
+                f"{self.source}: [items] path = {str(path)!r}: no such file"
+                f"{tilde_hint(path)}; expected a JSONL items file with {self.items.id_field!r}"
+            )
         return load_items(
             self.items.path,
             id_field=self.items.id_field,

@@ -184,7 +184,10 @@ def _chat(config: LiveConfig, items: Sequence[dict[str, str]]) -> ChatCompletion
              "temperature", "system")  # fmt: skip
     given = {k: getattr(o, k) for k in names if getattr(o, k) is not None}
     scorer = resolve_scorer(
-        config.scorer.spec, where=f"{config.source}: [scorer]", base=_config_folder(config)
+        config.scorer.spec,
+        # a scorer that cannot be loaded is always a python one: its key is function
+        where=f"{config.source}: [scorer] function",
+        base=_config_folder(config),
     )
     return ChatCompletionsOracle(endpoints, items, scorer, random_state=config.run.seed, **given)
 
