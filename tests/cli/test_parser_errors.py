@@ -40,6 +40,14 @@ CASES = [
     (["experiment", "x.csv", "--task", "bogus"], ["--task", "bogus", "'select'"], None),
     (["fit", "x.csv", "--rank"], ["--rank", "no value"], "latentbench fit"),
     (["report"], ["SOURCE", "missing"], "latentbench report"),
+    # a folder given without the source was taken as SOURCE, and "PATHS: missing" alone
+    # misled: the usage's arguments are named, with what SOURCE took
+    (
+        ["ingest", "results/"],
+        ["PATHS: missing; expected latentbench ingest SOURCE PATHS... (SOURCE was results/)"],
+        "latentbench ingest",
+    ),
+    (["ingest"], ["SOURCE: missing; expected latentbench ingest SOURCE PATHS..."], None),
     (["ls"], ["--store", "missing", "--store STORE"], "latentbench ls"),
     (["select", "live", "--store", "s.duckdb"], ["--config", "missing"], "latentbench select live"),
     (["fitt"], ["fitt", "did you mean 'fit'?"], "latentbench"),

@@ -84,6 +84,26 @@ def _metavar(param: Any) -> str:
     return str(getattr(param, "metavar", None) or param.name or "VALUE").upper()
 
 
+def _positionals(ctx: Any, missing: Any) -> str:
+    """The command's arguments as its usage line shows them (``SOURCE PATHS...``), and what an
+    earlier one took when one is missing: ``latentbench ingest FOLDER`` took the folder as its
+    ``SOURCE`` (said: ``SOURCE was 'FOLDER'``), where "PATHS missing" alone misleads."""
+    command = getattr(ctx, "command", None)
+    params = [p for p in getattr(command, "params", []) if p.param_type_name == "argument"]
+    if missing not in params:
+        return _param_name(missing)
+    usage = " ".join(
+        _param_name(p) + ("..." if p.nargs == -1 or p.nargs > 1 else "") for p in params
+    )
+    given = getattr(ctx, "params", {}) or {}
+    took = [
+        f"{_param_name(p)} was {_as_typed(given[p.name])}"
+        for p in params[: params.index(missing)]
+        if given.get(p.name) is not None and not isinstance(given[p.name], list | tuple)
+    ]
+    return usage + (f" ({'; '.join(took)})" if took else "")
+
+
 def _given_value(command: Any, ctx: Any, args: list[str], exc: Exception) -> None:
     """Note on a parameter's conversion error (``--tol abc``) the value as typed, which
     click's error (``Input should be a valid number``) does not carry: the arguments are
@@ -134,7 +154,7 @@ def _parser_error_line(exc: Any) -> str:
         if getattr(exc.param, "param_type_name", "") == "option":
             text = f"{name}: missing; expected {name.split(' / ')[0]} {_metavar(exc.param)}"
         else:
-            text = f"{name}: missing; expected {path} {name}"
+            text = f"{name}: missing; expected {path} {_positionals(ctx, exc.param)}"
     elif _is(exc, "BadParameter"):
         reason = re.sub(r"^Input should be ", "expected ", message)
         given = getattr(exc, "latentbench_given", None)
