@@ -256,6 +256,27 @@ def test_degenerate_fit_gets_the_priors_spread_not_nan():
     assert ranks["rank_lower"].between(1, 2).all() and ranks["rank_upper"].between(1, 2).all()
 
 
+def test_the_priors_spread_is_said_only_for_the_models_that_keep_it():
+    """A degenerate fit where one model of the two is constant (its one answer right): the
+    warning said "2 model(s) ... get the prior's spread (se 1)" while the constant model's
+    interval was its own (se 23.8 in the table); it counts the models that keep se 1 now."""
+    import warnings
+
+    Y = np.full((2, 12), np.nan)
+    Y[0] = [1, 1, 1, 0, 1, 0, 1, 1, 0, 1, 0, 1]
+    Y[1, 0] = 1.0  # model 1: one answer, right (every item is constant too)
+    matrix = ResponseMatrix(Y, ["a", "b"], [f"i{j}" for j in range(12)])
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        unc = TwoPL().fit(matrix).standard_errors(matrix)
+    said = [str(w.message) for w in seen if "prior's spread (se 1)" in str(w.message)]
+    se = unc.abilities.set_index("model")["se"]
+    kept = int(np.isclose(se, 1.0).sum())
+    assert se["b"] > 1.0 and kept == 1, se
+    assert len(said) == 1 and said[0].startswith(f"ability intervals: {kept} model(s) have no")
+    assert f"{kept} model(s) without a usable variance" in (unc.fallback or "")
+
+
 @pytest.mark.parametrize("flip", [1.0, 0.0])
 def test_a_perfect_model_is_not_the_most_precise_one(flip):
     """A model with every answer right (or wrong) is bounded by the data on one side only;

@@ -387,7 +387,7 @@ def _standard_errors(
     if r == 1 and normalisation:
         caveat = _small_fit_caveat(*scale_size(result, matrix))
     var_theta[no_data, 0] = float(trials)
-    fallback = _prior_spread_where_unusable(var_theta, trials, route.fallback)
+    unusable = _prior_spread_where_unusable(var_theta, trials)
     se_theta = np.sqrt(var_theta / trials)
     se_factors = np.sqrt(np.maximum(var_factors, 0.0) / trials)
     k = 1.0
@@ -398,6 +398,9 @@ def _standard_errors(
     found = _ability_intervals(
         result, matrix, route, se_theta[:, 0], no_data, reference, z, level, posterior
     )
+    # said for the models that keep the prior's spread: a constant or detached model's
+    # interval replaces it (and is said with its own reason)
+    fallback = _say_prior_spread(unusable & ~found.replaced, route.fallback)
     abilities = pd.DataFrame(
         {
             "model": result.model_ids,
@@ -652,23 +655,28 @@ def _random_item_intervals(
     return route
 
 
-def _prior_spread_where_unusable(
-    var_theta: np.ndarray, trials: int, fallback: str | None
-) -> str | None:
+def _prior_spread_where_unusable(var_theta: np.ndarray, trials: int) -> np.ndarray:
     """Give the models without a finite positive variance (first factor, in place) the
-    prior's spread, warned; returns ``fallback`` with that said (unchanged if none)."""
-    unusable = ~np.isfinite(var_theta[:, 0]) | (var_theta[:, 0] <= 0)
-    if not unusable.any():
-        return fallback
+    prior's spread; returns which (said by :func:`_say_prior_spread` for those that keep
+    it)."""
+    unusable: np.ndarray = ~np.isfinite(var_theta[:, 0]) | (var_theta[:, 0] <= 0)
     # a degenerate fit (e.g. every discrimination 0): no finite positive variance for
     # these models; they get the prior's spread (sd 1 on the reporting scale), never NaN
     var_theta[unusable, 0] = float(trials)
+    return unusable
+
+
+def _say_prior_spread(kept: np.ndarray, fallback: str | None) -> str | None:
+    """Warn of the models ``kept`` at the prior's spread (no usable variance, and no interval
+    of their own replaced it); returns ``fallback`` with that said (unchanged if none)."""
+    if not kept.any():
+        return fallback
     fallback = "; ".join(
-        [*([fallback] if fallback else []), f"{int(unusable.sum())} model(s) without a "
+        [*([fallback] if fallback else []), f"{int(kept.sum())} model(s) without a "
          "usable variance: the prior's spread (se 1)"]
     )  # fmt: skip
     warnings.warn(
-        f"ability intervals: {int(unusable.sum())} model(s) have no finite positive "
+        f"ability intervals: {int(kept.sum())} model(s) have no finite positive "
         "variance (a degenerate fit); they get the prior's spread (se 1)",
         LatentbenchWarning,
         stacklevel=user_stacklevel(),
@@ -707,6 +715,8 @@ class _AbilityIntervals:
     upper: np.ndarray
     checks: dict[str, Any] | None
     detached: dict[str, Any] | None
+    replaced: np.ndarray
+    """The models whose interval is their own (constant or detached), not ``centre -/+ z se``."""
 
 
 def _ability_intervals(
@@ -744,15 +754,17 @@ def _ability_intervals(
         if constant_rows.any() and not said_constant:
             checks = _say_constant(result, constant_rows, reference, how, checks)
     detached = None
+    replaced = constant_rows.copy()
     if U.shape[1] == 1 and not (reference | constant_rows).all():
         detached = _detached_intervals(
             result, matrix, (reference | constant_rows) & ~no_data, se_first, z, posterior
         )
         if detached is not None:
             rows = detached.pop("rows")
+            replaced[rows] = True
             centre[rows] = U[rows, 0]  # the fit's estimate, inside its range
             lower[rows], upper[rows] = detached.pop("lower"), detached.pop("upper")
-    return _AbilityIntervals(centre, se_first, lower, upper, checks, detached)
+    return _AbilityIntervals(centre, se_first, lower, upper, checks, detached, replaced)
 
 
 def _constant_model_intervals(
