@@ -558,3 +558,27 @@ def test_prose_with_a_slash_is_not_a_path_with_spaces():
     assert cli_spelling("./my runs/tol=1 x/y.csv: no such file") == (
         "./my runs/tol=1 x/y.csv: no such file"
     )
+
+
+def test_a_store_value_no_row_holds_is_said_with_its_flag(tmp_path):
+    """``export --metric nope`` said ``metric='nope': no row of the store has it`` on the
+    command line; the library keeps the keyword, the CLI says the flag (and ``experiment``
+    its own ``--benchmark-split``)."""
+    from latentbench.io.formats import read_results
+    from latentbench.io.store import Store
+
+    table = tmp_path / "t.csv"
+    pd.DataFrame({"model": ["m", "n"], "item": ["q", "q"], "score": [1.0, 0.0]}).to_csv(table)
+    path = tmp_path / "s.duckdb"
+    with Store(path) as db:
+        db.ingest(read_results("table", [table], benchmark="b")[0])
+        with pytest.raises(InputError) as said:
+            db.export(tmp_path / "x.csv", metric="nope")
+    assert "metric='nope': no row of the store has it" in str(said.value)
+    assert f"{path}: --metric nope: no row of the store has it" in cli_spelling(str(said.value))
+    for column, flag in (("filter", "--filter 'a b'"), ("split", "--split x")):
+        value = "a b" if column == "filter" else "x"
+        message = f"{path}: {column}={value!r}: no row of benchmark 'b' has it; stored ..."
+        assert (
+            cli_spelling(message) == f"{path}: {flag}: no row of benchmark 'b' has it; stored ..."
+        )

@@ -422,6 +422,11 @@ _SPELLINGS = (
         ),
     ),
     (re.compile(rf"^group=({_QUOTED_NAME})(?=[:;] )"), lambda m: _flag_value("group", m.group(1))),
+    # the store's rows chosen by a value none of them holds (export, fit --store, ...)
+    (
+        re.compile(rf"(?<=: )(metric|filter|split)=({_QUOTED_NAME})(?=: no row of )"),
+        lambda m: _flag_value(m.group(1), m.group(2)),
+    ),
     (
         re.compile(rf"(?<=: )(metric|filter)=({_QUOTED_NAME}) was given, but "),
         lambda m: f"{_flag_value(m.group(1), m.group(2))} was given, but ",
