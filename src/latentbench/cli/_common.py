@@ -536,6 +536,11 @@ _SPELLINGS = (
         r"\1",
     ),
     (re.compile(r"\bmargin=M\b"), "--margin M"),
+    # an experiment at a certified stop where no run certified (select._experiment_record)
+    (
+        re.compile(r"(?<=whole budget; )a larger budget is needed$"),
+        "a larger --budget is needed",
+    ),
     (re.compile(r"\bpass force=True\b"), "pass --force"),
     (re.compile(r"\bsplit='(date|random)'"), r"--split \1"),
     (re.compile(r"; pass dates= or use --split random"), "; use --split random"),
