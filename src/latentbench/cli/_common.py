@@ -536,6 +536,8 @@ _SPELLINGS = (
         r"\1",
     ),
     (re.compile(r"\bmargin=M\b"), "--margin M"),
+    # fit --trials K on scores off the 1/K grid (irt._model._warn_off_grid)
+    (re.compile(r"^trials=(\d+)(?=: [\d,]+ of [\d,]+ observed scores)"), r"--trials \1"),
     # an experiment at a certified stop where no run certified (select._experiment_record)
     (
         re.compile(r"(?<=whole budget; )a larger budget is needed$"),
