@@ -102,8 +102,8 @@ class LmEvalBridgeOracle(BatchFromCells):
         From ``evaluate_cells`` (and ``evaluate``), when cells are missing and ``execute`` is
         False.
     HarnessFailed
-        From ``evaluate_cells`` (and ``evaluate``) with ``execute``: the harness exited non-zero, or its logs lack
-        docs it was asked for.
+        From ``evaluate_cells`` (and ``evaluate``) with ``execute``: the harness exited
+        non-zero, or its logs lack docs it was asked for.
     """
 
     def __init__(
