@@ -25,10 +25,12 @@ if TYPE_CHECKING:
     from latentbench.select import EstimateResult, ExperimentResult, SelectionResult
 
 __all__ = [
+    "DEMO_OUTPUTS",
     "DEMO_SEEDS",
     "DemoResult",
     "demo",
     "demo_matrix",
+    "earlier_outputs",
     "first_budget",
     "no_interval",
     "saving",
@@ -42,6 +44,9 @@ DEMO_SEEDS = 20
 demo's count until 2026-12-07, that point was the slowest run's, whose bootstrap interval
 undercovers and printed a saving against UCB-E that 20 to 60 runs do not show:
 ``select._experiment_stats.MIN_TAIL_SEEDS``)."""
+DEMO_OUTPUTS = ("fit", "responses.parquet", "calibration.parquet", "new_model.parquet",
+                "report.html")  # fmt: skip
+"""What :func:`demo` writes in its folder (``fit/`` a folder), replacing an earlier demo's."""
 DEMO_ESTIMATE_BUDGET = 100
 """Items the demo's new model is estimated from (of the second leaderboard's 1,000)."""
 TARGET = 0.95
@@ -89,6 +94,25 @@ def demo_matrix(
         "constant": [ids[j] for j in easy],
     }
     return matrix, planted
+
+
+def earlier_outputs(out: str | Path) -> list[Path]:
+    """The outputs of an earlier demo in ``out`` (of :data:`DEMO_OUTPUTS`) that :func:`demo`
+    replaces: ``latentbench demo`` says so before it runs (outputs are never overwritten
+    silently).
+
+    Parameters
+    ----------
+    out : path
+        The demo's folder.
+
+    Returns
+    -------
+    list of Path
+        Those that exist, in :data:`DEMO_OUTPUTS`'s order; empty for a new folder.
+    """
+    folder = Path(out)
+    return [folder / name for name in DEMO_OUTPUTS if (folder / name).exists()]
 
 
 def first_budget(curves: np.ndarray, grid: np.ndarray, target: float = TARGET) -> np.ndarray:
@@ -366,9 +390,9 @@ class DemoResult:
                 f"{stats['vs_reference']:+.1f}% against it (90% interval "
                 f"{stats['vs_reference_lo']:+.1f}% to {stats['vs_reference_hi']:+.1f}%; {said})."
             )
-        else:
+        else:  # too few runs for "95% of them": the budget at which all of them are right
             lines.append(
-                f"PULSE finds the best candidate in {TARGET:.0%} of {self.seeds} runs after "
+                f"PULSE finds the best candidate in all {self.seeds} runs after "
                 f"{_count(stats['pulse'])} evaluations: it saves {stats['vs_full']:.1f}% of a "
                 f"full evaluation ({why})."
             )
@@ -411,7 +435,8 @@ def demo(
     Parameters
     ----------
     out : path, default "latentbench-demo"
-        Folder for ``fit/``, ``responses.parquet`` and ``report.html`` (created; reused).
+        Folder for ``fit/``, ``responses.parquet`` and ``report.html`` (created; reused: an
+        earlier demo's files there, :func:`earlier_outputs`, are replaced).
     seeds : int, default 20
         Selection runs per policy (:data:`DEMO_SEEDS`; fewer give the savings no interval:
         :func:`no_interval`).

@@ -180,6 +180,61 @@ def test_demo_refuses_an_out_that_is_a_file_before_the_work(tmp_path):
     assert "cBMM fit" not in said.output and taken.read_text() == ""
 
 
+def test_demo_says_it_replaces_an_earlier_demos_files(tmp_path, monkeypatch):
+    """``latentbench demo`` rewrote ./latentbench-demo on each run without a word, while
+    docs/usability.md says outputs are never overwritten silently: a run into a folder that
+    holds an earlier demo's files says it replaces them, before the work; a first run (or a
+    folder without them) prints no such line. (The demo itself is stubbed: the line comes
+    before it runs.)"""
+    import latentbench
+    from latentbench.exceptions import InputError
+
+    def stub(*args, **kwargs):
+        raise InputError("stub: the demo's work")
+
+    monkeypatch.setattr(latentbench, "demo", stub)
+    out = tmp_path / "demo"
+    first = runner.invoke(app, ["demo", "--out", str(out)])
+    assert "stub: the demo's work" in first.output and "Replacing" not in first.output
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")  # not the demo's: nothing of it is replaced
+    assert "Replacing" not in runner.invoke(app, ["demo", "--out", str(out)]).output
+    (out / "fit").mkdir()
+    (out / "report.html").write_text("")
+    again = runner.invoke(app, ["demo", "--out", str(out)])
+    assert f"Replacing the earlier demo's files in {out}: fit/, report.html." in " ".join(
+        again.output.split()
+    )
+
+
+def test_demo_with_fewer_runs_than_95_percent_needs_says_all_of_them():
+    """``latentbench demo --seeds 3`` printed "finds the best candidate in 95% of 3 runs": with
+    fewer than 20 runs the budget is where all of them are right, and the line says so; the
+    default's 20 runs keep their line."""
+    from types import SimpleNamespace
+
+    from latentbench._demo import DemoResult
+
+    run = SimpleNamespace(best_id="llm-001", stopped="confidence", evaluations_total=5_048)
+    stats = {"pulse": 2_464.0, "pulse_lo": 1_840.0, "pulse_hi": 2_832.0, "vs_full": 97.5,
+             "vs_full_lo": 97.2, "vs_full_hi": 98.2, "vs_reference": -0.7,
+             "vs_reference_lo": -29.2, "vs_reference_hi": 26.3}  # fmt: skip
+    estimate = SimpleNamespace(summary=lambda: "score 0.627")
+    fields = dict(matrix=None, planted={}, fit=None, uninformative=[], selection=run,
+                  candidates=["llm-001"] * 100, truth=None, true_best="llm-001", n_history=100,
+                  batch_size=16, init_batch=8, full=100_000, delta=0.05, experiment=None,
+                  stats=stats, ucbe=2_448.0, estimate=estimate, estimate_truth=0.5, paths={},
+                  seconds=1.0)  # fmt: skip
+    few = DemoResult(**fields, seeds=3).summary().splitlines()[2]
+    assert few.startswith("PULSE finds the best candidate in all 3 runs after 2,464 evaluations")
+    assert "95%" not in few.split(":")[0]
+    many = DemoResult(**fields, seeds=20).summary().splitlines()[2]
+    assert many == (
+        "PULSE finds the best candidate in 95% of 20 runs after 2,464 evaluations (90% interval "
+        "1,840 to 2,832): it saves 97.5% of a full evaluation (97.2% to 98.2%)."
+    )
+
+
 def test_demo_saving_is_paired_over_seeds():
     from latentbench._demo import saving
 

@@ -116,3 +116,26 @@ def test_a_results_file_naming_no_model_gives_the_folder_name_said(tmp_path):
     assert set(frame["model"]) == {"org/m"}
     (note,) = report.notes
     assert f"results_{DATE}.json: names no model" in note and "'org/m'" in note
+
+
+def test_the_naming_note_spells_the_keyword_in_python_and_the_flag_on_the_command_line(
+    tmp_path,
+):
+    """The notes said "(--model sets it)", a flag a Python user cannot pass: the library says
+    ``model=`` and ``latentbench ingest`` prints ``--model``."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    _run(tmp_path, "org__m", {"model": "hf", "model_args": "pretrained=base/m"}, "mine/ft")
+    with pytest.warns(DataWarning):
+        _, report = read_results("lm-eval", tmp_path)
+    (note,) = report.notes
+    assert note.endswith("the model is 'base/m' (model= sets it)") and "--model" not in note
+    _register()
+    said = CliRunner().invoke(
+        app, ["ingest", "lm-eval", str(tmp_path), "--store", str(tmp_path / "s.duckdb")]
+    )
+    assert said.exit_code == 0, said.output
+    text = " ".join(said.output.split())
+    assert "the model is 'base/m' (--model sets it)" in text and "model= sets it" not in text

@@ -159,3 +159,20 @@ def test_the_k_trials_note_counts_the_fractional_cells():
     fractional = int(np.count_nonzero((matrix.scores > 0) & (matrix.scores < 1)))
     with pytest.warns(DataWarning, match=rf"grid of 1/10 \({fractional} of 240 observed cells"):
         assert TwoPL().fit(matrix).options["trials"] == 10
+
+
+def test_the_off_grid_warning_formats_its_counts_and_spells_the_flag_on_the_command_line():
+    """``fit --trials 3`` warned "trials=3: 215 of 42604 ...": the Python keyword on the
+    command line and counts without separators. The library says ``trials=3: 1,200 of
+    1,200``; the command line ``--trials 3: 1,200 of 1,200``."""
+    from latentbench.cli._common import cli_spelling
+    from latentbench.exceptions import DataWarning
+    from latentbench.irt._model import _warn_off_grid
+
+    scores = np.full((20, 60), 0.5)  # not a multiple of 1/3
+    matrix = ResponseMatrix(scores, [f"m{k}" for k in range(20)], [f"i{j}" for j in range(60)])
+    with pytest.warns(DataWarning) as caught:
+        _warn_off_grid(matrix, 3)
+    text = str(caught[0].message)
+    assert text.startswith("trials=3: 1,200 of 1,200 observed scores are not multiples of 1/3")
+    assert cli_spelling(text).startswith("--trials 3: 1,200 of 1,200 observed scores")

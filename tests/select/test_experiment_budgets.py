@@ -379,3 +379,45 @@ def test_a_certified_stop_run_says_why_its_budgets_have_no_sd(capsys):
     assert "no SD for the budgets to 95 %: with 12 seeds" in res.params["budget_sd_note"]
     assert "no SD for the budgets" in _page_text(res)
     assert "no SD for the budgets" not in _table_text(res, capsys)
+
+
+def test_no_run_certified_measures_no_saving(tmp_path, capsys):
+    """``experiment --stop confidence --budget 3000`` where no run certified printed
+    "saves 0.0 % ± 0.0 (95 % interval 0.0 to 0.0)": both policies counted their whole budget,
+    which measures nothing. The saving is null, its ``_no_interval`` says why, the table says
+    "not measured" with the why under it, the report says no saving was measured; and an
+    earlier version's summary.json (0.0 written) reads back the same."""
+    from latentbench.select import ExperimentRecord
+
+    res, rows = _experiment(
+        {"pulse": PULSE, "ucbe": UCBE_LATE}, stop="confidence", certified=False, post=400
+    )
+    names = ("saved_post_init_pct", "saved_total_pct")
+    for name in names:
+        assert all(rows["pulse"][f"{name}{part}"] is None for part in ("", "_se", "_lo", "_hi"))
+        assert rows["pulse"][f"{name}_no_interval"].startswith(
+            "no saving measured: no run of the policy or of ucbe certified within the budget "
+            "(400 post-init cells), so both counted their whole budget"
+        )
+    table = _table_text(res, capsys)
+    assert "0.0 ± 0.0" not in table and "not measured: no run certified" in table
+    assert "a larger --budget is needed" in table
+    page = _page_text(res)
+    assert "saves 0.0" not in page and "pulse: no saving measured: no run of" in page
+    res.save(tmp_path / "exp")
+    path = tmp_path / "exp" / "summary.json"
+    data = json.loads(path.read_text())
+    for row in data["summary"]:  # as an earlier version wrote it
+        for name in names:
+            row.update({name: 0.0, f"{name}_se": 0.0, f"{name}_lo": 0.0, f"{name}_hi": 0.0})
+            row[f"{name}_no_interval"] = None
+    path.write_text(json.dumps(data))
+    old = {r["policy"]: r for r in ExperimentRecord.read(tmp_path / "exp").summary}
+    assert old["pulse"]["saved_post_init_pct"] is None
+    assert old["pulse"]["saved_total_pct_no_interval"].startswith("no saving measured")
+    # where the runs certified, a saving is measured (here none: both stop at 200 cells)
+    rows = _experiment(
+        {"pulse": PULSE, "ucbe": UCBE_LATE}, stop="confidence", certified=True, post=200
+    )[1]
+    assert rows["pulse"]["saved_post_init_pct"] == 0.0
+    assert rows["pulse"]["saved_post_init_pct_no_interval"] is None

@@ -733,3 +733,24 @@ def test_certified_configuration_needs_fewer_cells_than_the_previous_one():
             cells[s, k] = res.evaluations_total
     assert np.all(cells[:, 0] < cells[:, 1])
     assert cells[:, 0].mean() <= 0.96 * cells[:, 1].mean()
+
+
+def test_a_policy_that_chooses_no_arm_is_said_so_not_exhausted():
+    """``Policy.choose`` returning None with cells left (the protocol allows a policy's own
+    stop) was recorded as ``stopped='exhausted'``, printed "exhausted (every cell revealed)"
+    while most cells were not: it is ``"policy"`` now, said as such; a run that reveals every
+    cell is still ``exhausted``."""
+    from latentbench.select import SelectionRecord
+
+    class StopsAfterTwo(UCBE):
+        def choose(self, state):
+            return None if state.rounds >= 2 else super().choose(state)
+
+    Y = lowrank_data(6, 40, r=2, seed=1)[0]
+    res = run_selection(MatrixOracle(Y), StopsAfterTwo(), budget=200, batch_size=4,
+                        init_batch=4, random_state=0)  # fmt: skip
+    assert res.stopped == "policy" and res.evaluations_total < Y.size
+    text = SelectionRecord.from_result(res).stopped_text()
+    assert text == "policy (the policy chose no arm, cells left unrevealed)"
+    full = run_selection(MatrixOracle(Y), UCBE(), budget=Y.size, batch_size=8, init_batch=4)
+    assert full.stopped == "exhausted" and full.evaluations_total == Y.size

@@ -365,3 +365,31 @@ def test_a_logged_score_outside_0_1_is_refused_saying_to_choose_a_0_1_metric(tmp
     assert f"{log}:2: field 'bleu': value 75.0 is outside [0, 1]" in said, said
     assert "choose a 0-1 metric (acc, exact_match, ...) with [oracle] metric = 'NAME'" in said
     assert "ingesting" not in said
+
+
+def test_run_selection_takes_the_bridge_as_a_plain_oracle(tmp_path):
+    """``run_selection(LmEvalBridgeOracle(...), ...)`` was refused ("expected an oracle
+    (n_models, n_items, evaluate)"): the bridge had only ``evaluate_cells``. It has the shared
+    ``BatchFromCells.evaluate`` now: with ``execute`` the harness runs per batch; without, the
+    plan is written and :class:`PlanPending` raised, and after the plan ran the same call
+    replays the logged cells and goes on."""
+    import subprocess
+
+    from latentbench.select import UCBE, run_selection
+
+    kw = {"budget": 4, "batch_size": 2, "init_batch": 2, "random_state": 0}
+    bridge = _bridge(tmp_path, execute=True)
+    assert bridge.evaluate(1, np.array([3, 4])).tolist() == [1.0, 0.0]
+    run = run_selection(bridge, UCBE(), **kw)
+    assert run.evaluations_total == 2 * 2 + 4 and run.best in (0, 1)
+    (tmp_path / "planned").mkdir()
+    planned = _bridge(tmp_path / "planned", execute=False)
+    plan = tmp_path / "planned" / "plans" / "next_plan.json"
+    for _ in range(10):  # run each plan as a user would, then the same call again
+        try:
+            again = run_selection(planned, UCBE(), **kw)
+            break
+        except PlanPending:
+            subprocess.run(json.loads(plan.read_text())["argv"], check=True)
+    assert again.evaluations_total == run.evaluations_total and again.best == run.best
+    assert again.estimates.tolist() == run.estimates.tolist()

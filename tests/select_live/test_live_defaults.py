@@ -101,3 +101,37 @@ def test_a_policy_without_intervals_is_certified_on_its_revealed_cells(live_setu
         live = run_live(LiveConfig.from_toml(path), db, oracle=MatrixOracle(s.Y))
     assert live.status == "done" and live.selection is not None
     assert live.selection.params["certificate"] == "betting on revealed cells"
+
+
+def test_a_history_a_policy_does_not_use_is_said_unused(live_setup):
+    """``policy = "ucbe"`` with a ``[proxy] history``: UCB-E learns no proxy, and the run
+    ignored the history without a word (``select replay --history`` says it). The run says
+    it in one line (a warning) and in its outputs (the message, the final decision's record),
+    in select replay's words; no leak is warned of for candidates inside the history."""
+    import warnings
+
+    import pandas as pd
+
+    from latentbench.exceptions import DataWarning
+
+    s = live_setup
+    hist = pd.read_csv(s.tmp / "history.csv")
+    leak = pd.DataFrame(s.Y[1:2], columns=[it["id"] for it in s.items])
+    leak.insert(0, "model", [s.names[1]])
+    pd.concat([hist, leak]).to_csv(s.tmp / "history.csv", index=False)
+    path = s.write_config(run={"policy": "ucbe"})
+    path.write_text(path.read_text().replace("refit_every = 3\n", ""))
+    words = "given, which this policy does not use (it learns no proxy)"
+    with Store(s.tmp / "unused.duckdb") as db:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            live = run_live(LiveConfig.from_toml(path), db, oracle=MatrixOracle(s.Y))
+        record = SelectionRecord.from_store(db, live.run_id)
+    said = [str(w.message) for w in seen if issubclass(w.category, DataWarning)]
+    assert [m for m in said if words in m] == [
+        f"{path}: [proxy] history ({s.tmp / 'history.csv'}) {words}"
+    ]
+    assert not [m for m in said if "candidates" in m]  # no leak: nothing learns their answers
+    assert live.selection is not None and words in live.message
+    assert words in record.params["history"]["note"]
+    assert "candidates in the history" not in record.params

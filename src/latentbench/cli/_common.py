@@ -541,6 +541,13 @@ _SPELLINGS = (
         r"\1",
     ),
     (re.compile(r"\bmargin=M\b"), "--margin M"),
+    # fit --trials K on scores off the 1/K grid (irt._model._warn_off_grid)
+    (re.compile(r"^trials=(\d+)(?=: [\d,]+ of [\d,]+ observed scores)"), r"--trials \1"),
+    # an experiment at a certified stop where no run certified (select._experiment_record)
+    (
+        re.compile(r"(?<=whole budget; )a larger budget is needed$"),
+        "a larger --budget is needed",
+    ),
     (re.compile(r"\bpass force=True\b"), "pass --force"),
     (re.compile(r"\bsplit='(date|random)'"), r"--split \1"),
     (re.compile(r"; pass dates= or use --split random"), "; use --split random"),
@@ -559,6 +566,7 @@ _SPELLINGS = (
     ),
     (re.compile(r"^random_state=(?=[-+\w.']+; expected an integer >= 0)"), "--seed "),
     (re.compile(r"\bmodel=NAME\b"), "--model NAME"),
+    (re.compile(r"\(model= sets it\)"), "(--model sets it)"),  # lm-eval naming notes
     (re.compile(r"choose it with (metric|filter)=(?![\w'\"])"), r"choose it with --\1"),
     (re.compile(r"^label=(?='[^']*'(?: names one model|; expected the model's name))"), "--label "),
     (re.compile(r"^benchmark=(?='[^']*': the files hold)"), "--benchmark "),

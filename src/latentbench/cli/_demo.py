@@ -10,7 +10,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from latentbench._demo import DEMO_SEEDS
+from latentbench._demo import DEMO_SEEDS, earlier_outputs
 from latentbench.cli import Command, app, as_given, example
 from latentbench.cli._common import (
     clean_warnings,
@@ -46,6 +46,13 @@ def demo(
             from latentbench.io import check_destination
 
             check_destination(out, "dir")  # the command's --out, before the work
+            earlier = earlier_outputs(out)
+            if earlier:  # never overwritten silently (a first run prints no such line)
+                names = ", ".join(p.name + ("/" if p.is_dir() else "") for p in earlier)
+                console.print(
+                    escape(f"Replacing the earlier demo's files in {as_given(out)}: {names}."),
+                    soft_wrap=True,
+                )
             with progress_bar(False) as progress:
                 result = run_demo(out, seeds=seeds, progress=progress)
         except InputError as exc:

@@ -190,7 +190,7 @@ def ingest(
             json.dumps({"ingest": dict(result), "report": report.to_dict()}), ensure_ascii=True
         )
         return
-    said = str(report)
+    said = cli_spelling(str(report))  # the library's keywords (model=) as this command's flags
     if quiet:  # what was lost or changed is said under -q too, as other commands' warnings
         kept = ("  dropped ", "  skipped ", "  note: ")
         said = "\n".join(line for line in said.splitlines() if line.startswith(kept))

@@ -1117,6 +1117,19 @@ def print_experiment_table(result: Any) -> None:
     )
     if reference is not None and unbounded and not one:
         console.print("savings without an SE or interval: " + "; ".join(unbounded), soft_wrap=True)
+    unmeasured = sorted(
+        {
+            str(row["saved_post_init_pct_no_interval"])
+            for row in result.summary
+            if at_stop
+            and number(row.get("saved_post_init_pct")) is None
+            and str(row.get("saved_post_init_pct_no_interval") or "").startswith(
+                "no saving measured"
+            )
+        }
+    )
+    for line in unmeasured:  # no run certified: what the table's "not measured" means
+        console.print(escape(cli_spelling(line)), soft_wrap=True)
     spread_note = (getattr(result, "params", None) or {}).get("budget_sd_note")
     if spread_note and not one and not at_stop:  # the table at a stop shows no budget
         console.print(str(spread_note), soft_wrap=True)

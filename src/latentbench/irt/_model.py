@@ -969,7 +969,7 @@ def _detected_trials(matrix: ResponseMatrix, warn: bool = True) -> int:
     and said when a grid is seen on too few fractional cells to be read as K trials."""
     grid = trials_grid(matrix)  # its observed cells: never a sparse matrix's dense grid
     count = grid.trials if grid.enough else 1
-    share = f"{grid.n_fractional} of {grid.n_observed} observed cells are fractional"
+    share = f"{grid.n_fractional:,} of {grid.n_observed:,} observed cells are fractional"
     if warn and count > 1:
         warnings.warn(
             f"every score lies on a grid of 1/{count} ({share}): read as {count} trials per "
@@ -1002,7 +1002,7 @@ def _warn_off_grid(matrix: ResponseMatrix, trials: int) -> None:
         return
     k = int(np.argmax(off))
     warnings.warn(
-        f"trials={trials}: {int(off.sum())} of {values.size} observed scores "
+        f"trials={trials}: {int(off.sum()):,} of {values.size:,} observed scores "
         f"are not multiples of 1/{trials} (e.g. {values[k]:g} for model "
         f"{matrix.model_ids[rows[k]]!r}, item {matrix.item_ids[cols[k]]!r}); they enter as "
         f"fractional successes of {trials} trials",

@@ -291,6 +291,9 @@ def _saving_text(
             f"{_saving(row, 'saved_total_pct')} in total."
         )
     if stop == "confidence":
+        why = row.get("saved_post_init_pct_no_interval")
+        if isinstance(why, str) and why.startswith("no saving measured"):
+            return f"{head}: {why}."
         return f"{head}: no saving, {reference} used no post-init cells before its stop."
     ref = reference_row(record.summary, row, reference) or {}
     parts = []

@@ -467,6 +467,7 @@ def _first_certified(data: dict[str, Any], n_models: int, n_items: Any) -> dict[
     went_on = {
         "budget": "the run went on to its budget",
         "exhausted": "the run went on until every cell was revealed",
+        "policy": "the run went on until the policy chose no arm",
     }.get(str(stopped), "the run went on" + (f" (stopped: {stopped})" if stopped else ""))
     return {
         "text": f"First certified after {paid:,} cells{share} "

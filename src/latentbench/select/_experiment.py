@@ -31,7 +31,11 @@ from latentbench._fork import forking
 from latentbench._progress import ProgressCallback, notify
 from latentbench._repr import html_block
 from latentbench.exceptions import DataWarning, InputError
-from latentbench.select._experiment_record import CURVE_COLUMNS, ExperimentRecord
+from latentbench.select._experiment_record import (
+    CURVE_COLUMNS,
+    ExperimentRecord,
+    unmeasured_savings,
+)
 from latentbench.select._experiment_stats import (
     MIN_TAIL_SEEDS,
     _se,
@@ -853,6 +857,8 @@ def _summarise(
     note = budget_sd_note(len(seed_list), target)
     if note is not None:  # the report's budget table (a stop's too) leaves those SDs out
         params["budget_sd_note"] = note
+    # at a certified stop where neither the policy nor the reference certified: no saving
+    summary = unmeasured_savings(summary, params)
     return ExperimentResult(
         grid=grid, curves=curves, summary=summary, pools=pool_info, params=params
     )

@@ -156,6 +156,8 @@ class ExperimentRecord:
                 "budgets recomputed from curves.csv as the crossing of all the seeds' curve "
                 "(this summary.json was written by an earlier version)"
             )
+        # an earlier version wrote 0.0 ± 0.0 where no run certified: no saving, said
+        summary = unmeasured_savings(summary, params)
         return cls(params, dict(data.get("pools") or {}), summary, curves, str(directory))
 
 
@@ -346,6 +348,77 @@ def reference_row(
     )
 
 
+_SAVING_FIELDS = tuple(
+    f"{name}{part}"
+    for name in ("saved_post_init_pct", "saved_total_pct")
+    for part in ("", "_se", "_lo", "_hi", "_resamples")
+)
+
+
+def no_certified_saving(reference: Any, budget: Any) -> str:
+    """Why a saving at a certified stop was not measured: no run of either policy certified.
+
+    Parameters
+    ----------
+    reference : Any
+        The reference policy's name.
+    budget : Any
+        The runs' post-init budget (None when not recorded).
+
+    Returns
+    -------
+    str
+    """
+    cells = number(budget)
+    within = "" if cells is None else f" ({cells:,.0f} post-init cells)"
+    return (
+        f"no saving measured: no run of the policy or of {reference} certified within the "
+        f"budget{within}, so both counted their whole budget; a larger budget is needed"
+    )
+
+
+def unmeasured_savings(
+    summary: list[dict[str, Any]], params: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The rows of a certified-stop experiment with their savings null (``None``) where
+    neither the policy nor the reference certified any run: both then count the whole
+    budget, and ``0.0 ± 0.0`` would read as a measured saving. Their
+    ``saved_post_init_pct_no_interval`` and ``saved_total_pct_no_interval`` say why
+    (:func:`no_certified_saving`). Other rows, and a ``--stop budget`` experiment's, as given.
+
+    Parameters
+    ----------
+    summary : list of dict
+        The summary rows (:class:`ExperimentResult`'s ``summary``).
+    params : dict
+        The experiment's parameters (its ``stop``, ``reference`` and ``budget``).
+
+    Returns
+    -------
+    list of dict
+        The rows, those without a measured saving copied with it null.
+    """
+    reference = params.get("reference")
+    if params.get("stop") != "confidence" or reference is None:
+        return summary
+    out = []
+    for row in summary:
+        ref = reference_row(summary, row, reference)
+        if (
+            ref is not None
+            and ref.get("policy") != row.get("policy")
+            and number(row.get("certified_fraction")) == 0
+            and number(ref.get("certified_fraction")) == 0
+            and any(key in row for key in _SAVING_FIELDS)
+        ):
+            why = no_certified_saving(reference, params.get("budget"))
+            row = {**row, **{key: None for key in _SAVING_FIELDS if key in row}}
+            row["saved_post_init_pct_no_interval"] = why
+            row["saved_total_pct_no_interval"] = why
+        out.append(row)
+    return out
+
+
 def saving_missing(
     row: dict[str, Any], ref: dict[str, Any] | None, reference: Any, *, at_stop: bool = False
 ) -> str:
@@ -371,6 +444,9 @@ def saving_missing(
     if ref is row or ref.get("policy") == row.get("policy"):
         return "reference"
     if at_stop:
+        shares = (number(row.get("certified_fraction")), number(ref.get("certified_fraction")))
+        if shares == (0, 0):
+            return "not measured: no run certified"
         return f"{reference} used no post-init cells"
     own = number(row.get("budget_post_init")) is not None
     theirs = number(ref.get("budget_post_init")) is not None

@@ -209,8 +209,9 @@ def _check_number(
     open_low: bool = False,
     open_high: bool = False,
 ) -> None:
-    """Refuse ``value`` outside ``[low, high]`` (or not an integer when ``integer``), naming
-    the policy, the option ``key``, the value and the range."""
+    """Refuse ``value`` outside ``[low, high]`` (or not an integer when ``integer``; not a
+    finite number), naming the policy, the option ``key``, the value and the range (without
+    ``high``: ``[low, inf)``, an infinite value being refused)."""
     if integer:
         ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
     else:
@@ -223,7 +224,7 @@ def _check_number(
         ok = ok and (value < high if open_high else value <= high)
     if not ok:
         left = "(" if open_low else "["
-        right = ")" if open_high else "]"
+        right = ")" if open_high or high is None else "]"  # inf itself is refused
         top = "inf" if high is None else f"{high:,}" if integer else f"{high:g}"
         bottom = f"{low:,}" if integer else f"{low:g}"
         kind = "an integer" if integer else "a number"

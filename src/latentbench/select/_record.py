@@ -31,6 +31,7 @@ __all__ = ["SelectionRecord", "share_text"]
 _STOP_WORDS = {
     "budget": "budget spent",
     "exhausted": "every cell revealed",
+    "policy": "the policy chose no arm, cells left unrevealed",
 }
 """What a run's recorded ``stopped`` means, said after it in the printed lines and the report
 (``confidence`` is said with the run's certificate: :meth:`SelectionRecord.stopped_text`)."""
@@ -239,7 +240,7 @@ class SelectionRecord:
         The initial batch and what came after it (None for an unfinished live run).
     rounds : int or None
     stopped : str or None
-        ``"budget"``, ``"confidence"`` or ``"exhausted"``.
+        ``"budget"``, ``"confidence"``, ``"exhausted"`` or ``"policy"``.
     certified : bool or None
         Whether the best is certified at ``delta`` (None without intervals); within
         :attr:`epsilon` of the best when the run was given a tolerance.

@@ -68,8 +68,9 @@ class SelectionResult:
     initial_lower, initial_upper : ndarray of shape (n_arms,) or None
         Every arm's bounds after the initial batch.
     stopped : str
-        ``"budget"``, ``"confidence"`` (fixed-confidence stop) or ``"exhausted"`` (every row
-        fully revealed).
+        ``"budget"``, ``"confidence"`` (fixed-confidence stop), ``"exhausted"`` (every row
+        fully revealed) or ``"policy"`` (the policy chose no arm while cells were left: its
+        own rule, :meth:`Policy.choose <latentbench.select.Policy.choose>` returning None).
     model_ids : list of str or None
     seconds : float
         Wall-clock time of the run (initial batch, prewarm, loop).
@@ -937,8 +938,8 @@ def _rounds(
         certified_after, certified_arm = 0, trace.best[0]
     while state.spent < budget and not (stop == "confidence" and certified_after is not None):
         choice = policy.choose(state)
-        if choice is None:
-            stopped = "exhausted"
+        if choice is None:  # every cell revealed, or the policy's own rule stopped it
+            stopped = "exhausted" if np.all(state.remaining() == 0) else "policy"
             break
         arm = choice
         size = int(min(batch_size, state.remaining()[arm], budget - state.spent))

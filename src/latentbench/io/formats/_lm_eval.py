@@ -416,12 +416,12 @@ def _naming_note(
         return (
             f"{path}: no results file of run {date} beside it (results_{date}.json or "
             f"<name>_{date}.json); the model is named after the folder: {canonical!r} "
-            "(--model sets it)"
+            "(model= sets it)"
         )
     if meta_model is None and model is None:
         return (
             f"{results_path}: names no model (no 'config.model_args', no 'model_name'); "
-            f"the model is named after the folder: {canonical!r} (--model sets it)"
+            f"the model is named after the folder: {canonical!r} (model= sets it)"
         )
     if model is None:
         recorded = meta.get("model_name")
@@ -429,7 +429,7 @@ def _naming_note(
             return (
                 f"{results_path}: 'model_name' {recorded!r} differs from the model of "
                 f"'config.model_args' {meta_model!r} (lm-eval writes the one from the "
-                f"other; the file was edited?); the model is {meta_model!r} (--model sets it)"
+                f"other; the file was edited?); the model is {meta_model!r} (model= sets it)"
             )
     return None
 

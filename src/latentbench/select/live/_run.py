@@ -672,7 +672,15 @@ def run_live(
             f"{cfg.source}: [run] policy = {run.policy!r} needs [proxy] history = FILE (a "
             "matrix of earlier models' scores on these items); add it, or use policy = 'ucbe'"
         )
-    shared = cfg.history_candidates() if proxy is not None else []
+    unused = None
+    if cfg.history is not None and not policy.needs_proxy:  # as select replay --history says
+        unused = (
+            f"[proxy] history ({cfg.history}) given, which this policy does not use (it learns "
+            "no proxy)"
+        )
+        warnings.warn(f"{cfg.source}: {unused}", DataWarning, stacklevel=user_stacklevel())
+    # without a proxy, nothing learns the candidates' answers: no leak to warn of
+    shared = cfg.history_candidates() if proxy is not None and policy.needs_proxy else []
     if shared:  # as select replay says of its --history (the certificate stays valid)
         warnings.warn(
             f"{cfg.source}: [proxy] history ({cfg.history}) holds {len(shared)} of the "
@@ -745,10 +753,13 @@ def run_live(
         )
     if selection is not None and shared:  # in the final decision's record too
         selection.params["candidates in the history"] = len(shared)
+    if selection is not None and unused:
+        selection.params["history"] = {"source": str(cfg.history), "note": unused}
     for line in (empty_answers_note(inner), no_text_note(inner)):
         if line:
             warnings.warn(f"run {run_id!r}: {line}", DataWarning, stacklevel=user_stacklevel())
     notes = stored_answer_notes(store, run_id) + ([unstored] if unstored else [])
+    notes += [unused] if unused else []
     message = _final_message(store, cfg, run_id, durable, selection, message, notes)
     store.set_selection_status(run_id, status)
     final: dict[str, Any] = {"spent": durable.paid_total, "requests": durable.requests_total}

@@ -18,7 +18,7 @@ import numpy as np
 from latentbench._repr import short_ids
 from latentbench.exceptions import HarnessFailed, InputError, PlanPending
 from latentbench.select.oracles._openai import _redact, environment_secrets
-from latentbench.select.oracles._protocol import CellResult
+from latentbench.select.oracles._protocol import BatchFromCells, CellResult
 
 __all__ = ["HARNESS_TIMEOUT", "LmEvalBridgeOracle"]
 
@@ -35,7 +35,7 @@ TAIL_BYTES = 2000
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-class LmEvalBridgeOracle:
+class LmEvalBridgeOracle(BatchFromCells):
     """Oracle (d): the lm-evaluation-harness, one plan at a time.
 
     ``evaluate_cells`` reads the sample logs under ``samples_dir`` (``docs/formats.md``; via
@@ -45,6 +45,14 @@ class LmEvalBridgeOracle:
     then re-run the selection: the cells already stored are replayed and the new logs read.
     With ``execute=True`` the oracle runs that command itself (one harness process per batch,
     asking only for the missing docs), reads the new logs and yields their cells.
+
+    ``evaluate`` (the plain :class:`~latentbench.select.Oracle` that
+    :func:`~latentbench.select.run_selection` calls) gathers one batch of ``evaluate_cells``
+    into an array: with ``execute`` the harness runs as above; without it the missing cells
+    raise :class:`PlanPending` out of ``run_selection``. Run the plan, then call
+    ``run_selection`` again with the same ``random_state``: the logged cells are read back, the
+    run repeats its choices up to the next missing batch. (``select live`` stores each cell and
+    resumes instead.)
 
     Parameters
     ----------
@@ -91,10 +99,11 @@ class LmEvalBridgeOracle:
     Raises
     ------
     PlanPending
-        From ``evaluate_cells``, when cells are missing and ``execute`` is False.
+        From ``evaluate_cells`` (and ``evaluate``), when cells are missing and ``execute`` is
+        False.
     HarnessFailed
-        From ``evaluate_cells`` with ``execute``: the harness exited non-zero, or its logs lack
-        docs it was asked for.
+        From ``evaluate_cells`` (and ``evaluate``) with ``execute``: the harness exited
+        non-zero, or its logs lack docs it was asked for.
     """
 
     def __init__(
