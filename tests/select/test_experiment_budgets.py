@@ -421,3 +421,95 @@ def test_no_run_certified_measures_no_saving(tmp_path, capsys):
     )[1]
     assert rows["pulse"]["saved_post_init_pct"] == 0.0
     assert rows["pulse"]["saved_post_init_pct_no_interval"] is None
+
+
+def _stopped(pulse: list[float | None], ucbe: list[float | None]):
+    """A certified-stop experiment of 6 seeds from each run's post-init cells at its
+    certificate (None: it never certified, so counts the whole budget, 400)."""
+    when = {"pulse": pulse, "ucbe": ucbe}
+    shared = ExperimentSettings(
+        scores=np.zeros((4, 10), dtype=np.float32), pools={"p": np.arange(4)},
+        budget=int(GRID[-1]), batch_size=16, init_batch=16, proxy=None, grid=GRID,
+        stop="confidence",
+    )  # fmt: skip
+    results = [
+        {**r, "post": int(GRID[-1]) if cells is None else cells, "certified": cells is not None}
+        for policy, stops in when.items()
+        for r, cells in zip(_rows(policy, [0.0] * len(stops)), stops, strict=True)
+    ]
+    seeds = list(range(len(pulse)))
+    res = _summarise(results, shared, shared.pools, list(when), seeds, 0.95, "ucbe", 1.0)
+    return res, {r["policy"]: r for r in res.summary}
+
+
+_FAST = [96.0, 112.0, 128.0, 144.0, 160.0, 176.0]
+_SLOW = [224.0, 240.0, 256.0, 272.0, 288.0, 304.0]
+
+
+@pytest.mark.parametrize(
+    ("pulse", "ucbe", "said", "bound"),
+    [
+        (_FAST, [*_SLOW[:4], None, None], "2 of 6 runs of ucbe and 0 of 6 of pulse",
+         "a lower bound (ucbe would have needed more cells)"),
+        ([*_FAST[:5], None], _SLOW, "0 of 6 runs of ucbe and 1 of 6 of pulse",
+         "an upper bound (pulse would have needed more cells)"),
+        ([*_FAST[:5], None], [*_SLOW[:3], None, None, None],
+         "3 of 6 runs of ucbe and 1 of 6 of pulse",
+         "neither a lower nor an upper bound (both would have needed more cells)"),
+    ],
+    ids=["reference-censored", "policy-censored", "both-censored"],
+)  # fmt: skip
+def test_a_saving_on_censored_runs_says_which_bound_it_is(
+    pulse, ucbe, said, bound, tmp_path, capsys
+):
+    """``experiment --stop confidence`` where some runs did not certify within the budget
+    (each counts its whole budget, a cost under-stated) printed the saving as measured,
+    ``6.1 ± 2.9 [2.0, 12.7]`` (bfcl_v2 gap 0.08, budget 2300: 5 of 6 PULSE runs and no
+    UCB-E run certified). The numbers stay; ``saving_censored`` says how many runs of each
+    did not certify and which bound the saving is, as the table (under the saving and under
+    the table) and the report do; an earlier summary.json without the key gets it again."""
+    from latentbench.select import ExperimentRecord
+
+    res, rows = _stopped(pulse, ucbe)
+    words = f"{said} did not certify within the budget and count it: the saving is {bound}"
+    assert rows["pulse"]["saving_censored"] == words
+    assert rows["ucbe"]["saving_censored"] is None  # the reference: no saving to label
+    assert rows["pulse"]["saved_post_init_pct"] is not None  # the numbers are kept
+    assert rows["pulse"]["saved_post_init_pct_se"] is not None
+    table = _table_text(res, capsys)
+    short = bound.split(" (")[0]
+    assert table.count(f"({short})") == 2  # under both savings, post-init and total
+    assert f"pool p, pulse: {words}" in table
+    page = _page_text(res)
+    assert f"{words[0].upper()}{words[1:]}." in page  # the finding
+    assert page.count(f"({short})") >= 2  # the table's two saving cells
+    res.save(tmp_path / "exp")
+    path = tmp_path / "exp" / "summary.json"
+    assert json.loads(path.read_text())["summary"][0]["saving_censored"] == words
+    data = json.loads(path.read_text())
+    for row in data["summary"]:  # as an earlier version wrote it
+        del row["saving_censored"]
+    path.write_text(json.dumps(data))
+    old = {r["policy"]: r for r in ExperimentRecord.read(tmp_path / "exp").summary}
+    assert old["pulse"]["saving_censored"] == words and old["ucbe"]["saving_censored"] is None
+
+
+def test_a_saving_with_every_run_certified_or_none_measured_gets_no_censored_label(
+    tmp_path, capsys
+):
+    """Every run certified: ``saving_censored`` null and nothing said; no run of either
+    certified: no saving (its ``_no_interval`` says why), so nothing to label; a
+    ``--stop budget`` summary.json (no such key) reads back without one."""
+    from latentbench.select import ExperimentRecord
+
+    res, rows = _stopped(_FAST, _SLOW)
+    assert rows["pulse"]["saving_censored"] is None
+    table = _table_text(res, capsys)
+    assert "did not certify" not in table and "bound" not in table
+    _, rows = _stopped([None] * 6, [None] * 6)
+    assert rows["pulse"]["saved_post_init_pct"] is None
+    assert rows["pulse"]["saving_censored"] is None
+    res, _ = _experiment({"pulse": PULSE, "ucbe": UCBE_LATE})
+    res.save(tmp_path / "budget")
+    again = ExperimentRecord.read(tmp_path / "budget").summary
+    assert all(row.get("saving_censored") is None for row in again)

@@ -1004,7 +1004,8 @@ def print_estimate_experiment(
 def _pct(
     row: dict[str, Any], name: str, ref: dict[str, Any] | None, reference: Any, at_stop: bool
 ) -> str:
-    """A saving with its SE and interval (without them from one seed), or why there is none."""
+    """A saving with its SE and interval (without them from one seed), or why there is none;
+    under it, which bound it is where some runs did not certify (``saving_censored``)."""
     from latentbench.select import ExperimentRecord
 
     number, saving_missing = ExperimentRecord.number, ExperimentRecord.saving_missing
@@ -1015,9 +1016,11 @@ def _pct(
     if value is None:
         return escape(saving_missing(row, ref, reference, at_stop=at_stop))
     se, lo, hi = (number(row.get(f"{name}_{k}")) for k in ("se", "lo", "hi"))
-    if se is None or lo is None or hi is None:
-        return f"{value:.1f}"
-    return f"{value:.1f} ± {se:.1f} [{lo:.1f}, {hi:.1f}]"
+    text = f"{value:.1f}"
+    if se is not None and lo is not None and hi is not None:
+        text += f" ± {se:.1f} [{lo:.1f}, {hi:.1f}]"
+    bound = ExperimentRecord.censored_bound(row, ref) if row.get("saving_censored") else None
+    return text if bound is None else f"{text}\n({bound})"
 
 
 def _budget_cell(row: dict[str, Any]) -> str:
@@ -1130,6 +1133,10 @@ def print_experiment_table(result: Any) -> None:
     )
     for line in unmeasured:  # no run certified: what the table's "not measured" means
         console.print(escape(cli_spelling(line)), soft_wrap=True)
+    for row in result.summary:  # some runs did not certify: which bound a saving is
+        if at_stop and reference is not None and row.get("saving_censored"):
+            said = f"pool {row['pool']}, {row['policy']}: {row['saving_censored']}"
+            console.print(escape(said), soft_wrap=True)
     spread_note = (getattr(result, "params", None) or {}).get("budget_sd_note")
     if spread_note and not one and not at_stop:  # the table at a stop shows no budget
         console.print(str(spread_note), soft_wrap=True)

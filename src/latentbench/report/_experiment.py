@@ -20,6 +20,7 @@ from latentbench.report._blocks import (
 )
 from latentbench.select._experiment_record import (
     budget_text,
+    censored_bound,
     number,
     reference_row,
     saving_missing,
@@ -57,13 +58,15 @@ def _saving(row: dict[str, Any], name: str) -> str:
 
 
 def _saving_cell(record: Any, row: dict[str, Any], name: str, reference: Any, at_stop: bool) -> str:
-    """:func:`_saving`, or why there is none, in words."""
+    """:func:`_saving`, or why there is none, in words; with which bound it is where some
+    runs did not certify (``saving_censored``)."""
     ref = reference_row(record.summary, row, reference)
     if ref is not None and ref.get("policy") == row.get("policy"):
         return "reference"
     if number(row.get(name)) is None:
         return saving_missing(row, ref, reference, at_stop=at_stop)
-    return _saving(row, name)
+    bound = censored_bound(row, ref) if row.get("saving_censored") else None
+    return _saving(row, name) + ("" if bound is None else f" ({bound})")
 
 
 def _budget(value: Any) -> Any:
@@ -194,7 +197,8 @@ def build_experiment_report(
         summary.findings.append(
             {
                 "text": text,
-                "note": _finite(row.get("saved_post_init_hi")) and row["saved_post_init_hi"] < 0,
+                "note": (_finite(row.get("saved_post_init_hi")) and row["saved_post_init_hi"] < 0)
+                or bool(row.get("saving_censored")),
             }
         )
     summary.findings.append({"text": _schedule_text(params, stop)})
@@ -286,9 +290,11 @@ def _saving_text(
     gap_text = f" (top-two gap {gap:.3f})" if _finite(gap) else ""
     head = f"Pool {row['pool']}{gap_text}: {row['policy']}"
     if _finite(row.get("saved_post_init_pct")):
+        censored = row.get("saving_censored")  # some runs did not certify: which bound
         return (
             f"{head} saves {_saving(row, 'saved_post_init_pct')} post-init, "
             f"{_saving(row, 'saved_total_pct')} in total."
+            + (f" {censored[:1].upper()}{censored[1:]}." if isinstance(censored, str) else "")
         )
     if stop == "confidence":
         why = row.get("saved_post_init_pct_no_interval")

@@ -34,6 +34,7 @@ from latentbench.exceptions import DataWarning, InputError
 from latentbench.select._experiment_record import (
     CURVE_COLUMNS,
     ExperimentRecord,
+    censored_savings,
     unmeasured_savings,
 )
 from latentbench.select._experiment_stats import (
@@ -302,7 +303,11 @@ class ExperimentResult:
         target; its SE and interval None with one seed), empirical coverage (``coverage``:
         the share of runs whose intervals held every model's mean after every round, with
         its Wilson 95% interval over the runs, ``coverage_lower`` and ``coverage_upper``),
-        seconds per run.
+        seconds per run. With ``stop="confidence"`` also the cells at the stop,
+        ``certified_fraction``, ``certified_correct`` and ``saving_censored``: None where
+        every run of the policy and of the reference certified (or there is no saving),
+        else how many runs of each did not certify within the budget and so count all of it,
+        and which bound the saving (computed on those censored costs) is on the true one.
     pools : dict
         ``pool -> {"n_models", "top2_gap"}``: the pool's size and its measured gap between
         the two best means (a gap pool is named by that measured gap, e.g. ``gap0.021``).
@@ -859,6 +864,8 @@ def _summarise(
         params["budget_sd_note"] = note
     # at a certified stop where neither the policy nor the reference certified: no saving
     summary = unmeasured_savings(summary, params)
+    # where only some runs certified: the saving is on censored costs, and which bound it is
+    summary = censored_savings(summary, params)
     return ExperimentResult(
         grid=grid, curves=curves, summary=summary, pools=pool_info, params=params
     )

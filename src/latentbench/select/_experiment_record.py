@@ -24,6 +24,8 @@ __all__ = [
     "CURVE_COLUMNS",
     "ExperimentRecord",
     "budget_text",
+    "censored_bound",
+    "censored_savings",
     "number",
     "reference_row",
     "saving_missing",
@@ -65,6 +67,7 @@ class ExperimentRecord:
     budget_text: ClassVar[Callable[..., str]]
     reference_row: ClassVar[Callable[..., dict[str, Any] | None]]
     saving_missing: ClassVar[Callable[..., str]]
+    censored_bound: ClassVar[Callable[..., str | None]]
 
     @classmethod
     def from_result(cls, result: ExperimentResult) -> ExperimentRecord:
@@ -158,6 +161,9 @@ class ExperimentRecord:
             )
         # an earlier version wrote 0.0 ± 0.0 where no run certified: no saving, said
         summary = unmeasured_savings(summary, params)
+        # and no saving_censored: said again, from the rows' certified shares
+        if any("saving_censored" not in row for row in summary):
+            summary = censored_savings(summary, params)
         return cls(params, dict(data.get("pools") or {}), summary, curves, str(directory))
 
 
@@ -193,6 +199,12 @@ def _check_summary(rows: list[Any], path: Path) -> None:
                     f"{path}: summary[{k}] ({row['pool']}, {row['policy']}): {key} is "
                     f"{value!r:.40}; expected a number or null"
                 )
+        value = row.get("saving_censored")
+        if value is not None and not isinstance(value, str):
+            raise InputError(
+                f"{path}: summary[{k}] ({row['pool']}, {row['policy']}): saving_censored is "
+                f"{value!r:.40}; expected text or null"
+            )
 
 
 def _crossings(
@@ -419,6 +431,97 @@ def unmeasured_savings(
     return out
 
 
+def _uncertified(row: dict[str, Any]) -> tuple[int, int] | None:
+    """``(runs that did not certify, runs)`` of a certified-stop row (None: not recorded)."""
+    share, n = number(row.get("certified_fraction")), number(row.get("n_seeds"))
+    if share is None or n is None:
+        return None
+    return round((1 - share) * n), round(n)
+
+
+def censored_bound(row: dict[str, Any], ref: dict[str, Any] | None) -> str | None:
+    """Which bound a saving at a certified stop is on the true one, where some runs did not
+    certify within the budget and count all of it (a cost under-stated): ``"a lower bound"``
+    where only the reference's runs did so, ``"an upper bound"`` where only the policy's
+    did, ``"neither a lower nor an upper bound"`` where both did.
+
+    Parameters
+    ----------
+    row : dict of str to Any
+        A summary row of a certified-stop experiment (its ``certified_fraction`` and
+        ``n_seeds``).
+    ref : dict of str to Any or None
+        The reference policy's row of the same pool (:func:`reference_row`).
+
+    Returns
+    -------
+    str or None
+        None where every run of both certified, for the reference's own row, without a
+        reference, and where the shares are not recorded.
+    """
+    if ref is None or ref.get("policy") == row.get("policy"):
+        return None
+    mine, theirs = _uncertified(row), _uncertified(ref)
+    if mine is None or theirs is None or (mine[0] == 0 and theirs[0] == 0):
+        return None
+    if mine[0] == 0:
+        return "a lower bound"
+    if theirs[0] == 0:
+        return "an upper bound"
+    return "neither a lower nor an upper bound"
+
+
+def _censored_text(row: dict[str, Any], ref: dict[str, Any], reference: Any) -> str | None:
+    """``saving_censored`` of ``row`` (:func:`censored_savings`)."""
+    bound = censored_bound(row, ref)
+    mine, theirs = _uncertified(row), _uncertified(ref)
+    if bound is None or mine is None or theirs is None:
+        return None
+    who = {"a lower bound": reference, "an upper bound": row.get("policy")}.get(bound, "both")
+    return (
+        f"{theirs[0]} of {theirs[1]} runs of {reference} and {mine[0]} of {mine[1]} of "
+        f"{row.get('policy')} did not certify within the budget and count it: the saving is "
+        f"{bound} ({who} would have needed more cells)"
+    )
+
+
+def censored_savings(summary: list[dict[str, Any]], params: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows of a certified-stop experiment with ``saving_censored``: where some runs of
+    the policy or of the reference did not certify within the budget, each counted its whole
+    budget, so the saving (kept as computed) is measured on censored costs. It says how many
+    runs of each did not certify and which bound the saving is (:func:`censored_bound`):
+    ``"3 of 20 runs of ucbe and 0 of 20 of pulse did not certify within the budget and count
+    it: the saving is a lower bound (ucbe would have needed more cells)"``. None where every
+    run certified, where there is no saving (the reference's row; no run of either certified:
+    :func:`unmeasured_savings`), and without a reference. A ``--stop budget`` experiment's
+    rows as given.
+
+    Parameters
+    ----------
+    summary : list of dict
+        The summary rows (:class:`ExperimentResult`'s ``summary``).
+    params : dict
+        The experiment's parameters (its ``stop`` and ``reference``).
+
+    Returns
+    -------
+    list of dict
+        The rows, copied with ``saving_censored``.
+    """
+    reference = params.get("reference")
+    if params.get("stop") != "confidence":
+        return summary
+    out = []
+    for row in summary:
+        ref = reference_row(summary, row, reference)
+        measured = any(
+            number(row.get(name)) is not None for name in ("saved_post_init_pct", "saved_total_pct")
+        )
+        said = _censored_text(row, ref, reference) if ref is not None and measured else None
+        out.append({**row, "saving_censored": said})
+    return out
+
+
 def saving_missing(
     row: dict[str, Any], ref: dict[str, Any] | None, reference: Any, *, at_stop: bool = False
 ) -> str:
@@ -466,3 +569,4 @@ ExperimentRecord.seeds_text = seeds_text
 ExperimentRecord.budget_text = budget_text
 ExperimentRecord.reference_row = reference_row
 ExperimentRecord.saving_missing = saving_missing
+ExperimentRecord.censored_bound = censored_bound
