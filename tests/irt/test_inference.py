@@ -277,6 +277,30 @@ def test_the_priors_spread_is_said_only_for_the_models_that_keep_it():
     assert f"{kept} model(s) without a usable variance" in (unc.fallback or "")
 
 
+def test_a_joint_ml_constant_model_at_the_priors_spread_is_said():
+    """Without a prior (joint ML) a constant model's interval is open on its far side and
+    keeps ``theta -/+ z se`` on the other: a degenerate fit where every score is 0 gave both
+    models se 1 and upper = theta + 1.96 (the prior's spread) without a word, the warning
+    counting them as having an interval of their own."""
+    import warnings
+
+    Y = np.zeros((2, 5))
+    Y[0, 2] = np.nan
+    matrix = ResponseMatrix(Y, ["a", "b"], [f"i{j}" for j in range(5)])
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        unc = TwoPL(prior=None).fit(matrix).standard_errors(matrix)
+    table = unc.abilities.set_index("model")
+    assert np.allclose(table["se"], 1.0) and np.isinf(table["lower"]).all(), table
+    assert np.allclose(table["upper"] - table["theta"], 1.959964, atol=1e-5), table
+    said = [str(w.message) for w in seen if "prior's spread (se 1)" in str(w.message)]
+    assert said == [
+        "ability intervals: 2 model(s) have no finite positive variance (a degenerate fit); "
+        "they get the prior's spread (se 1)"
+    ], said
+    assert "2 model(s) without a usable variance" in (unc.fallback or "")
+
+
 @pytest.mark.parametrize("flip", [1.0, 0.0])
 def test_a_perfect_model_is_not_the_most_precise_one(flip):
     """A model with every answer right (or wrong) is bounded by the data on one side only;

@@ -716,7 +716,9 @@ class _AbilityIntervals:
     checks: dict[str, Any] | None
     detached: dict[str, Any] | None
     replaced: np.ndarray
-    """The models whose interval is their own (constant or detached), not ``centre -/+ z se``."""
+    """The models whose se is their own interval's (a MAP fit's constant models), not the one
+    given: a joint ML fit's constant models and the detached ones keep it (``z se`` on their
+    bounded side)."""
 
 
 def _ability_intervals(
@@ -754,17 +756,25 @@ def _ability_intervals(
         if constant_rows.any() and not said_constant:
             checks = _say_constant(result, constant_rows, reference, how, checks)
     detached = None
-    replaced = constant_rows.copy()
+    # the constant models' own se (MAP: their exact posterior interval's); a joint ML fit's
+    # constant models and the detached ones keep ``se`` on their bounded side
+    replaced = constant_rows & _exact_constant_intervals(result, posterior)
     if U.shape[1] == 1 and not (reference | constant_rows).all():
         detached = _detached_intervals(
             result, matrix, (reference | constant_rows) & ~no_data, se_first, z, posterior
         )
         if detached is not None:
             rows = detached.pop("rows")
-            replaced[rows] = True
             centre[rows] = U[rows, 0]  # the fit's estimate, inside its range
             lower[rows], upper[rows] = detached.pop("lower"), detached.pop("upper")
     return _AbilityIntervals(centre, se_first, lower, upper, checks, detached, replaced)
+
+
+def _exact_constant_intervals(result: IRTResult, posterior: bool) -> bool:
+    """Whether the constant models get their exact posterior interval (a MAP fit with a prior
+    on the abilities), with its own se; else (joint ML) their interval is open on the far
+    side and keeps ``centre -/+ z se`` on the other."""
+    return posterior and float(result.penalty.precision_U) > 0
 
 
 def _constant_model_intervals(
@@ -779,7 +789,7 @@ def _constant_model_intervals(
     """The rank-1 intervals of the models at the floor or ceiling (``lower`` and ``upper``
     of ``intervals = (centre, se, lower, upper)`` changed in place): ``(rows, se, how)``."""
     centre, se_first, lower, upper = intervals
-    if not (posterior and float(result.penalty.precision_U) > 0):
+    if not _exact_constant_intervals(result, posterior):
         # joint ML (no prior on the abilities): a constant model's likelihood has no maximum,
         # its estimate is where the fit's ridge stopped it; it does not set the reporting
         # scale either (not detached): its interval is open on its far side
