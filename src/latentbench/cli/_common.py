@@ -579,7 +579,8 @@ _SPELLINGS = (
     ),
     (re.compile(r"^random_state=(?=[-+\w.']+; expected an integer >= 0)"), "--seed "),
     (re.compile(r"\bmodel=NAME\b"), "--model NAME"),
-    (re.compile(r"\(model= sets it\)"), "(--model sets it)"),  # lm-eval naming notes
+    # lm-eval's and HELM's naming notes ("(model= sets it)", "...: model= sets it)")
+    (re.compile(r"(?:(?<=\()|(?<=: ))model= sets it\)"), "--model sets it)"),
     (re.compile(r"choose it with (metric|filter)=(?![\w'\"])"), r"choose it with --\1"),
     (re.compile(r"^label=(?='[^']*'(?: names one model|; expected the model's name))"), "--label "),
     (re.compile(r"^benchmark=(?='[^']*': the files hold)"), "--benchmark "),
