@@ -392,8 +392,9 @@ def _standard_errors(
     se_factors = np.sqrt(np.maximum(var_factors, 0.0) / trials)
     k = 1.0
     if scale_correction and r == 1 and not posterior:
-        k = _scale_correction(result, matrix, se_theta[:, 0], reference, no_data)
-    se_theta[:, 0] *= k * k
+        k = _scale_correction(result, matrix, se_theta[:, 0], reference, no_data | unusable)
+    # the prior's spread is se 1 as said, not scaled as a sampling se is
+    se_theta[~unusable, 0] *= k * k
     items, item_record = _item_table(result, matrix, info_items, k, z, posterior)
     found = _ability_intervals(
         result, matrix, route, se_theta[:, 0], no_data, reference, z, level, posterior
@@ -692,13 +693,15 @@ def _scale_correction(
     no_data: np.ndarray,
 ) -> float:
     """The factor ``k = 1 / sqrt(1 - mean(se^2))`` (at most 2) over the models that set
-    the scale with a position of their own (1 if none), for a joint-ML fit."""
+    the scale with a position of their own (1 if none), for a joint-ML fit; ``no_data``: the
+    models left out besides the constant ones (without cells, or at the prior's spread)."""
     # joint ML only: a MAP fit's shrinkage and the noise inflation of the reporting scale
     # roughly cancel (measured: 95% intervals cover 0.93 at 40 x 200 and 0.95 at 70 x 1000
     # without the correction, 0.82 / 0.89 with k = s)
     # over the models that set the scale, with a position of their own: a constant
     # model's se (20-30, no maximum of its likelihood), a detached one's or one without
-    # cells (se 1) had pushed k to its cap of 2, every ability se x 4, every item se / 2
+    # cells or a usable variance (se 1) had pushed k to its cap of 2, every ability se x 4,
+    # every item se / 2
     sets = reference & ~no_data & ~_floor_or_ceiling(result, matrix, ~no_data)[0]
     if not sets.any():
         return 1.0
