@@ -497,6 +497,20 @@ def test_a_path_with_a_keyword_inside_is_never_rewritten(folder, tmp_path):
     assert cli_spelling(f"{path}: budget=0.5; expected") == f"{path}: --budget 0.5; expected"
 
 
+@pytest.mark.parametrize("name", ["no_history", "lab/history_store", "x history_split"])
+def test_a_name_or_path_holding_a_keyword_word_is_never_rewritten(name):
+    """The keywords rewritten without an ``=`` (``no_history``, ``history_store``) were
+    rewritten inside a user's model name and folder: ``latentbench ingest`` (which prints its
+    load report through the rewrites) said a model ``'lab/history_store'`` in
+    ``runs/no_history/`` as ``'lab/--history-store'`` in ``runs/--no-history/``."""
+    note = f"runs/{name.replace(' ', '_')}/results.json: the model is {name!r} (model= sets it)"
+    assert cli_spelling(note) == note.replace("model= sets it", "--model sets it")
+    said = f"has no rows for model {name!r} (label={name!r}); no_history: expected"
+    assert cli_spelling(said) == (
+        f"has no rows for model {name!r} (--label {shlex.quote(name)}); --no-history: expected"
+    )
+
+
 @pytest.mark.parametrize("name", ["inspect_evals/gpqa", "meta-llama/Llama-3-8B"])
 def test_a_quoted_name_with_a_slash_is_a_name_not_a_path(name):
     """A word with a slash was taken for a path even where the slash was inside a quoted

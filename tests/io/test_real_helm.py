@@ -134,6 +134,23 @@ def test_a_copied_run_without_its_run_spec_keeps_the_benchmark_and_says_the_mode
     ), report.notes
 
 
+def test_the_run_name_note_spells_the_keyword_in_python_and_the_flag_on_the_command_line(
+    tmp_path,
+):
+    """The note of a model taken from a run's name said "--model sets it", a flag a Python
+    user cannot pass (lm-eval's notes say ``model=`` since 711250b): it says ``model=`` and
+    ``latentbench ingest`` (its report through cli_spelling) says ``--model``."""
+    from latentbench.cli._common import cli_spelling
+
+    run = tmp_path / MMLU.name
+    run.mkdir()
+    shutil.copy(MMLU / "per_instance_stats.json", run / "per_instance_stats.json")
+    _, report = read_results("helm", [run], metric="exact_match")
+    (note,) = [n for n in report.notes if "from the run's name" in n]
+    assert note.endswith("names it 'org/name': model= sets it)") and "--model" not in note
+    assert cli_spelling(note) == note.replace("model= sets it", "--model sets it")
+
+
 def _display_predictions(run: Path, target: Path) -> None:
     """The helm-summarize layout of the same run: flat stats plus instances.json splits."""
     target.mkdir()

@@ -277,6 +277,55 @@ def test_the_priors_spread_is_said_only_for_the_models_that_keep_it():
     assert f"{kept} model(s) without a usable variance" in (unc.fallback or "")
 
 
+def test_a_joint_ml_constant_model_at_the_priors_spread_is_said():
+    """Without a prior (joint ML) a constant model's interval is open on its far side and
+    keeps ``theta -/+ z se`` on the other: a degenerate fit where every score is 0 gave both
+    models se 1 and upper = theta + 1.96 (the prior's spread) without a word, the warning
+    counting them as having an interval of their own."""
+    import warnings
+
+    Y = np.zeros((2, 5))
+    Y[0, 2] = np.nan
+    matrix = ResponseMatrix(Y, ["a", "b"], [f"i{j}" for j in range(5)])
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        unc = TwoPL(prior=None).fit(matrix).standard_errors(matrix)
+    table = unc.abilities.set_index("model")
+    assert np.allclose(table["se"], 1.0) and np.isinf(table["lower"]).all(), table
+    assert np.allclose(table["upper"] - table["theta"], 1.959964, atol=1e-5), table
+    said = [str(w.message) for w in seen if "prior's spread (se 1)" in str(w.message)]
+    assert said == [
+        "ability intervals: 2 model(s) have no finite positive variance (a degenerate fit); "
+        "they get the prior's spread (se 1)"
+    ], said
+    assert "2 model(s) without a usable variance" in (unc.fallback or "")
+
+
+def test_the_priors_spread_is_se_1_not_scaled_by_the_joint_ml_correction():
+    """A joint ML fit's scale correction (k, at most 2; se x k^2) counted a model at the
+    prior's spread (se 1) among those that set the scale, which pushed k to its cap, and
+    scaled that se as a sampling se: abilities.csv said se 4 for it (and for the constant
+    model beside it) under the warning "they get the prior's spread (se 1)"."""
+    import warnings
+
+    nan = np.nan
+    Y = np.array(
+        [
+            [nan, 0, 0, nan, nan, 0, nan, 0, nan, nan],  # constant
+            [0, nan, 1, 0, 0, 0, 0, 0, 0, 1],
+        ]
+    )
+    matrix = ResponseMatrix(Y, ["a", "b"], [f"i{j}" for j in range(10)])
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        unc = TwoPL(prior=None).fit(matrix).standard_errors(matrix)
+    said = [str(w.message) for w in seen if "prior's spread (se 1)" in str(w.message)]
+    assert len(said) == 1 and said[0].startswith("ability intervals: 2 model(s)"), said
+    table = unc.abilities.set_index("model")
+    assert np.allclose(table["se"], 1.0), table
+    assert np.allclose(table.loc["b", "upper"] - table.loc["b", "theta"], 1.959964), table
+
+
 @pytest.mark.parametrize("flip", [1.0, 0.0])
 def test_a_perfect_model_is_not_the_most_precise_one(flip):
     """A model with every answer right (or wrong) is bounded by the data on one side only;

@@ -296,6 +296,18 @@ _EQUALS = "\ue000"
 """Stands for an ``=`` of a user's name or path while the rewrites run (a private-use
 character: no rewrite's pattern matches it, so ``'sweep-tol=1e-4'`` is not read as ``tol=``)."""
 
+_UNDERSCORE = "\U00016fe0"
+"""Stands for an ``_`` of a user's name or path while the rewrites run: a letter (``\\w``
+matches it, as it does ``_``, so a pattern reads the name as a word still) that no rewrite's
+keyword holds, so a model ``'lab/history_store'`` or a folder ``runs/no_history/`` is not
+read as the keyword ``history_store`` or ``no_history``."""
+
+
+def _mask(text: str) -> str:
+    """``text`` (a user's name or path) with its ``=`` and ``_`` masked."""
+    return text.replace("=", _EQUALS).replace("_", _UNDERSCORE)
+
+
 # a quoted name (``repr``'s spelling), opened where a word does not go on
 _QUOTED_SPAN = re.compile(rf"(?<![\w])(?:{_QUOTED_NAME})")
 # a path: a word with a slash (or a Windows path's backslash) outside any quoted name; a
@@ -315,14 +327,15 @@ _SPACED_PATH = re.compile(
 
 
 def _mask_users_equals(message: str) -> str:
-    """``message`` with the ``=`` of quoted names and of paths as :data:`_EQUALS`.
+    """``message`` with the ``=`` of quoted names and of paths as :data:`_EQUALS` (and their
+    ``_`` as :data:`_UNDERSCORE`).
 
     A word is a path by a separator outside its quoted names only: ``(label='org/m')`` (a
     Hugging Face model's name) or ``metric={'inspect_evals/gpqa': NAME}`` is a keyword and a
     name, rewritten as such; ``runs/max_iter=50`` or ``C:\\runs\\tol=1e-4`` is a path."""
     quoted = [m.span() for m in _QUOTED_SPAN.finditer(message)]  # in order, disjoint
     starts = [a for a, _ in quoted]
-    message = _QUOTED_SPAN.sub(lambda m: m.group(0).replace("=", _EQUALS), message)
+    message = _QUOTED_SPAN.sub(lambda m: _mask(m.group(0)), message)
 
     def quoted_at(at: int) -> bool:
         k = bisect.bisect_right(starts, at) - 1
@@ -335,7 +348,7 @@ def _mask_users_equals(message: str) -> str:
             return token  # every separator inside a quoted name: not a path
         key = _PATH_KEY.match(token)
         cut = key.end() if key else 0
-        return token[:cut] + token[cut:].replace("=", _EQUALS)
+        return token[:cut] + _mask(token[cut:])
 
     def a_path(start: int, word: str) -> bool:  # a separator outside a quoted name
         return any(ch in "/\\" and not quoted_at(start + k) for k, ch in enumerate(word))
@@ -345,21 +358,21 @@ def _mask_users_equals(message: str) -> str:
         last = message[after:].split(" ", 1)[0]
         if not (a_path(match.start(), match.group(1)) and a_path(after, last)):
             return match.group(0)
-        return match.group(1) + match.group(2).replace("=", _EQUALS)
+        return match.group(1) + _mask(match.group(2))
 
     message = _SPACED_PATH.sub(mask_spaced, message)
     return _PATH_TOKEN.sub(mask_path, message)
 
 
 def _unmask(text: str) -> str:
-    return text.replace(_EQUALS, "=")
+    return text.replace(_EQUALS, "=").replace(_UNDERSCORE, "_")
 
 
 def _flag_value(flag: str, quoted: str) -> str:
     """``--flag NAME`` of a name as Python's ``repr`` wrote it (``'mmlu'``), the name quoted
     for a shell where it needs it (its ``=`` masked: the later rewrites skip it)."""
     name = shlex.quote(str(ast.literal_eval(_unmask(quoted))))
-    return f"--{flag} {name.replace('=', _EQUALS)}"
+    return f"--{flag} {_mask(name)}"
 
 
 def _name_flag(match: re.Match[str]) -> str:
@@ -566,7 +579,8 @@ _SPELLINGS = (
     ),
     (re.compile(r"^random_state=(?=[-+\w.']+; expected an integer >= 0)"), "--seed "),
     (re.compile(r"\bmodel=NAME\b"), "--model NAME"),
-    (re.compile(r"\(model= sets it\)"), "(--model sets it)"),  # lm-eval naming notes
+    # lm-eval's and HELM's naming notes ("(model= sets it)", "...: model= sets it)")
+    (re.compile(r"(?:(?<=\()|(?<=: ))model= sets it\)"), "--model sets it)"),
     (re.compile(r"choose it with (metric|filter)=(?![\w'\"])"), r"choose it with --\1"),
     (re.compile(r"^label=(?='[^']*'(?: names one model|; expected the model's name))"), "--label "),
     (re.compile(r"^benchmark=(?='[^']*': the files hold)"), "--benchmark "),

@@ -392,8 +392,9 @@ def _standard_errors(
     se_factors = np.sqrt(np.maximum(var_factors, 0.0) / trials)
     k = 1.0
     if scale_correction and r == 1 and not posterior:
-        k = _scale_correction(result, matrix, se_theta[:, 0], reference, no_data)
-    se_theta[:, 0] *= k * k
+        k = _scale_correction(result, matrix, se_theta[:, 0], reference, no_data | unusable)
+    # the prior's spread is se 1 as said, not scaled as a sampling se is
+    se_theta[~unusable, 0] *= k * k
     items, item_record = _item_table(result, matrix, info_items, k, z, posterior)
     found = _ability_intervals(
         result, matrix, route, se_theta[:, 0], no_data, reference, z, level, posterior
@@ -692,13 +693,15 @@ def _scale_correction(
     no_data: np.ndarray,
 ) -> float:
     """The factor ``k = 1 / sqrt(1 - mean(se^2))`` (at most 2) over the models that set
-    the scale with a position of their own (1 if none), for a joint-ML fit."""
+    the scale with a position of their own (1 if none), for a joint-ML fit; ``no_data``: the
+    models left out besides the constant ones (without cells, or at the prior's spread)."""
     # joint ML only: a MAP fit's shrinkage and the noise inflation of the reporting scale
     # roughly cancel (measured: 95% intervals cover 0.93 at 40 x 200 and 0.95 at 70 x 1000
     # without the correction, 0.82 / 0.89 with k = s)
     # over the models that set the scale, with a position of their own: a constant
     # model's se (20-30, no maximum of its likelihood), a detached one's or one without
-    # cells (se 1) had pushed k to its cap of 2, every ability se x 4, every item se / 2
+    # cells or a usable variance (se 1) had pushed k to its cap of 2, every ability se x 4,
+    # every item se / 2
     sets = reference & ~no_data & ~_floor_or_ceiling(result, matrix, ~no_data)[0]
     if not sets.any():
         return 1.0
@@ -716,7 +719,9 @@ class _AbilityIntervals:
     checks: dict[str, Any] | None
     detached: dict[str, Any] | None
     replaced: np.ndarray
-    """The models whose interval is their own (constant or detached), not ``centre -/+ z se``."""
+    """The models whose se is their own interval's (a MAP fit's constant models), not the one
+    given: a joint ML fit's constant models and the detached ones keep it (``z se`` on their
+    bounded side)."""
 
 
 def _ability_intervals(
@@ -754,17 +759,25 @@ def _ability_intervals(
         if constant_rows.any() and not said_constant:
             checks = _say_constant(result, constant_rows, reference, how, checks)
     detached = None
-    replaced = constant_rows.copy()
+    # the constant models' own se (MAP: their exact posterior interval's); a joint ML fit's
+    # constant models and the detached ones keep ``se`` on their bounded side
+    replaced = constant_rows & _exact_constant_intervals(result, posterior)
     if U.shape[1] == 1 and not (reference | constant_rows).all():
         detached = _detached_intervals(
             result, matrix, (reference | constant_rows) & ~no_data, se_first, z, posterior
         )
         if detached is not None:
             rows = detached.pop("rows")
-            replaced[rows] = True
             centre[rows] = U[rows, 0]  # the fit's estimate, inside its range
             lower[rows], upper[rows] = detached.pop("lower"), detached.pop("upper")
     return _AbilityIntervals(centre, se_first, lower, upper, checks, detached, replaced)
+
+
+def _exact_constant_intervals(result: IRTResult, posterior: bool) -> bool:
+    """Whether the constant models get their exact posterior interval (a MAP fit with a prior
+    on the abilities), with its own se; else (joint ML) their interval is open on the far
+    side and keeps ``centre -/+ z se`` on the other."""
+    return posterior and float(result.penalty.precision_U) > 0
 
 
 def _constant_model_intervals(
@@ -779,7 +792,7 @@ def _constant_model_intervals(
     """The rank-1 intervals of the models at the floor or ceiling (``lower`` and ``upper``
     of ``intervals = (centre, se, lower, upper)`` changed in place): ``(rows, se, how)``."""
     centre, se_first, lower, upper = intervals
-    if not (posterior and float(result.penalty.precision_U) > 0):
+    if not _exact_constant_intervals(result, posterior):
         # joint ML (no prior on the abilities): a constant model's likelihood has no maximum,
         # its estimate is where the fit's ridge stopped it; it does not set the reporting
         # scale either (not detached): its interval is open on its far side

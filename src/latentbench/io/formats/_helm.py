@@ -233,7 +233,7 @@ def read(
         report.notes.append(
             f"{run_dir}: no model in run_spec.json (adapter_spec.model); the model is "
             f"{source_model!r}, from the run's name (HELM's run_spec names it 'org/name': "
-            "--model sets it)"
+            "model= sets it)"  # latentbench ingest says --model (cli_spelling)
         )
     name = benchmark or bench
     report.rename(benchmark, bench)
