@@ -712,7 +712,11 @@ def run_live(
     batch_size = run.batch_size or batch_size
     init_batch = run.init_batch or init_batch
     budget = n_models * n_items if run.budget is None else run.budget
-    proxy = cfg.build_proxy(item_ids)
+    if policy.needs_proxy:
+        proxy = cfg.build_proxy(item_ids)
+    else:  # the history refused as before, but not fitted: nothing here uses its proxy
+        cfg._history_proxy(item_ids)
+        proxy = None
     if proxy is None and policy.needs_proxy:  # it failed after the paid initial batch
         raise InputError(
             f"{cfg.source}: [run] policy = {run.policy!r} needs [proxy] history = FILE (a "
