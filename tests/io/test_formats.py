@@ -560,3 +560,35 @@ def test_the_report_line_counts_in_words_with_thousands_separators():
     report.files.append("more.parquet")
     report.records_read, report.rows, report.dropped = 1, 1, {}
     assert str(report) == "table: 2 files, 1 record, 1 row"
+
+
+def test_counts_in_notes_have_thousands_separators(tmp_path):
+    """Every count in a note reads as the others do (``18,430``): a subsampled task's counts
+    were printed ``2 of 13812`` beside the totals ``4 of 32,242``."""
+    from latentbench.io.formats import LoadReport
+
+    date = "2024-07-01T00-00-00.000001"
+    run = tmp_path / "org__model"
+    run.mkdir()
+    counts = {
+        "t_a": {"original": 13812, "effective": 2},
+        "t_b": {"original": 18430, "effective": 2},
+    }
+    (run / f"results_{date}.json").write_text(
+        json.dumps({"model_name": "org/m", "n-samples": counts})
+    )
+    line = '{"doc_id": %d, "filter": "none", "acc": 1}\n'
+    for task in counts:
+        (run / f"samples_{task}_{date}.jsonl").write_text(line % 3 + line % 5)
+    with pytest.warns(DataWarning):
+        _, report = read_results("lm-eval", tmp_path)
+    (note,) = [n for n in report.notes if "evaluated" in n]
+    assert "'t_a' 2 of 13,812, 't_b' 2 of 18,430)" in note
+    assert "evaluated 4 of 32,242 docs of 2 tasks" in note
+
+    # models that disagree on a benchmark's item count: both counts separated
+    rows = [("a", i) for i in range(1000)] + [("b", i) for i in range(1001)]
+    frame = pd.DataFrame(rows, columns=["model", "item"]).assign(benchmark="big", score=1.0)
+    report = LoadReport(source="table")
+    report.summarise(frame.astype({"item": str}))
+    assert "models disagree on the item count of 'big': 1,000 to 1,001 items" in report.notes

@@ -168,13 +168,13 @@ def trial_notes(n_collapsed: int, n_averaged: int, most: int, column: str) -> tu
     """What :func:`mean_over_trials` did, in words: the repeated rows collapsed and the cells
     averaged (each ``""`` when there were none)."""
     collapsed = (
-        f"{n_collapsed} repeated (model, item, trial) rows with identical scores were collapsed"
+        f"{n_collapsed:,} repeated (model, item, trial) rows with identical scores were collapsed"
         if n_collapsed
         else ""
     )
     averaged = (  # (the other trials of a cell may all have been unobserved)
         f"{n_averaged:,} (model, item) cell(s) have several trials (column {column!r}, up to "
-        f"{most} per cell): each is the mean of its trials"
+        f"{most:,} per cell): each is the mean of its trials"
         if n_averaged
         else ""
     )

@@ -603,7 +603,7 @@ def twin_note(kind: str, ids: Sequence[str], most: int = 3) -> str:
     if not twins:
         return ""
     shown = "; ".join(" and ".join(map(ascii, group)) for group in twins[:most])
-    more = f" (and {len(twins) - most} more groups)" if len(twins) > most else ""
+    more = f" (and {len(twins) - most:,} more groups)" if len(twins) > most else ""
     return (
         f"{kind} ids that differ only by case, surrounding spaces or Unicode normalisation: "
         f"{shown}{more}; ids are kept verbatim, so each is a {kind} of its own: if they are "

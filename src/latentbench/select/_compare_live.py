@@ -135,7 +135,9 @@ def compare_live(
     cfg = _estimate_config(config, "compare --live")
     name_a, name_b = _two_models(cfg, model_a, model_b)  # before the store is opened
     if not isinstance(store, Store):
-        with Store(store) as db:
+        from latentbench.select.live._run import store_of_call
+
+        with store_of_call(store) as db:  # removed if it is new and the call refused
             return compare_live(calibration, cfg, db, model_a=model_a, model_b=model_b,
                                 budget=budget, margin=margin, delta=delta, seed=seed,
                                 floor=floor, rank=rank, proxy=proxy,

@@ -183,13 +183,14 @@ def estimate_live(
         resolve_run_id,
         reusable_answers,
         reused_note,
+        store_of_call,
     )
 
     _check_options(budget, precision, delta)
     check_design_options(floor, proposal, "dr", proxy)  # before the store or the calibration
     cfg = _estimate_config(config)
     if not isinstance(store, Store):
-        with Store(store) as db:
+        with store_of_call(store) as db:  # removed if it is new and the call refused
             return estimate_live(
                 calibration,
                 cfg,

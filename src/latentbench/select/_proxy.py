@@ -273,22 +273,7 @@ class LowRankProxy(GivenArgumentsRepr):
         from latentbench.irt._cbmm import fit_cbmm
         from latentbench.irt._sparse import fit_sparse
 
-        if self.prior not in ("population", "ridge"):
-            raise InputError(f"prior={self.prior!r}; expected 'population' or 'ridge'")
-        if self.rank != "auto" and (
-            not isinstance(self.rank, int | np.integer)
-            or isinstance(self.rank, bool)
-            or self.rank < 1
-        ):
-            raise InputError(f"rank={self.rank!r}; expected an integer >= 1 or 'auto'")
-        self._check_numbers()
-        from latentbench.io import ResponseMatrix
-
-        if isinstance(history, ResponseMatrix):  # its scores (numpy read it as one object)
-            history = history.scores
-        H = np.asarray(history, dtype=np.float32)
-        if H.ndim != 2 or H.shape[0] < 2:
-            raise InputError(f"history has shape {H.shape}; expected (n_history >= 2, n_items)")
+        H = self._fit_input(history)
         start = time.perf_counter()
         if self.rank == "auto":
             self.cv_scores_ = self.cv_ranks(H)
@@ -326,6 +311,28 @@ class LowRankProxy(GivenArgumentsRepr):
         self._set_prior()
         self.fit_seconds_ = time.perf_counter() - start
         return self
+
+    def _fit_input(self, history: np.ndarray | ResponseMatrix) -> np.ndarray:
+        """What :meth:`fit` refuses before it fits, checked (the options and the history's
+        shape): the history as a float32 array. A caller that needs no fit (a live policy that
+        learns no proxy) refuses the same histories without paying for the fit."""
+        if self.prior not in ("population", "ridge"):
+            raise InputError(f"prior={self.prior!r}; expected 'population' or 'ridge'")
+        if self.rank != "auto" and (
+            not isinstance(self.rank, int | np.integer)
+            or isinstance(self.rank, bool)
+            or self.rank < 1
+        ):
+            raise InputError(f"rank={self.rank!r}; expected an integer >= 1 or 'auto'")
+        self._check_numbers()
+        from latentbench.io import ResponseMatrix
+
+        if isinstance(history, ResponseMatrix):  # its scores (numpy read it as one object)
+            history = history.scores
+        H = np.asarray(history, dtype=np.float32)
+        if H.ndim != 2 or H.shape[0] < 2:
+            raise InputError(f"history has shape {H.shape}; expected (n_history >= 2, n_items)")
+        return H
 
     def cv_ranks(self, history: np.ndarray) -> dict[int, np.ndarray]:
         """Held-out squared residuals of each rank in ``cv_grid`` (see ``rank="auto"``).

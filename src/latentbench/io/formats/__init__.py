@@ -414,12 +414,12 @@ def read_results(
         if packed:
             path, kind = packed[0]
             also += (
-                f"; {len(packed)} compressed file(s) there are not read: "
+                f"; {len(packed):,} compressed file(s) there are not read: "
                 f"{packed_advice(path, kind, f'{source} files')}"
             )
         if dangling:
             also += (
-                f"; {len(dangling)} symbolic link(s) there point to nothing: "
+                f"; {len(dangling):,} symbolic link(s) there point to nothing: "
                 f"{dangling[0]} is {_link_note(dangling[0])}"
             )
         raise InputError(f"{exc}{also}") from None
@@ -437,7 +437,7 @@ def read_results(
         if len(tasks) > 1:
             shown = ", ".join(map(repr, tasks[:6])) + (", ..." if len(tasks) > 6 else "")
             raise InputError(
-                f"benchmark={name!r}: the files hold {len(tasks)} tasks ({shown}); one "
+                f"benchmark={name!r}: the files hold {len(tasks):,} tasks ({shown}); one "
                 "benchmark name for all of them would merge their items (item ids such as "
                 "lm-eval's doc ids restart in every task). Expected the files of one task: "
                 "ingest each task's files with its own benchmark name, or leave benchmark "
@@ -459,7 +459,7 @@ def read_results(
         other = [f"{reason}: {n:,}" for reason, n in report.dropped.items()
                  if not reason.startswith("file skipped: ")]  # fmt: skip
         also = f" (records dropped from the other files: {'; '.join(other)})" if other else ""
-        raise InputError(f"no usable results in {len(report.files)} files: {reasons}{also}")
+        raise InputError(f"no usable results in {len(report.files):,} files: {reasons}{also}")
     report.notes += _look_alike_notes(frame)
     report.summarise(frame)
     if report.notes:
@@ -479,7 +479,7 @@ def _one_name_notes(frames: list[pd.DataFrame], model: str) -> list[str]:
         return []
     shown = ", ".join(map(repr, names[:4])) + (", ..." if len(names) > 4 else "")
     return [
-        f"model={model!r} names the rows of {len(names)} models of the files ({shown}) as "
+        f"model={model!r} names the rows of {len(names):,} models of the files ({shown}) as "
         "one model: their answers to one item are kept once where they agree; unless they "
         "are one model's runs, read each model's files on their own"
     ]
@@ -503,7 +503,7 @@ def _grouped(
             shown = "; ".join(f"{t}: {', '.join(map(str, vs))}" for t, vs in lacking[:6])
             raise InputError(
                 f"group={group!r}: {column}={name!r} was given, but "
-                f"{len(lacking)} of its {len(chosen)} tasks have no {column} {name!r} and were "
+                f"{len(lacking):,} of its {len(chosen):,} tasks have no {column} {name!r} and were "
                 "read with another "
                 f"({shown}{'; ...' if len(lacking) > 6 else ''}); expected tasks that share one "
                 f"{column}: group only those, and read the others as benchmarks of their own "
@@ -519,7 +519,7 @@ def _grouped(
                 else f"choose it with {column}="
             )
             raise InputError(
-                f"group={group!r}: its {len(chosen)} tasks were read with different {column}s "
+                f"group={group!r}: its {len(chosen):,} tasks were read with different {column}s "
                 f"({shown}{'; ...' if len(chosen) > 6 else ''}); expected one {column} for "
                 f"the group: {how}"
             )

@@ -271,7 +271,7 @@ def read(
     out.metric = [final] * len(out)
     if status not in ("success", "unknown"):
         report.notes.append(
-            f"{path}: status {status}; {len(out)} rows from {len(samples)} samples were read"
+            f"{path}: status {status}; {len(out):,} rows from {len(samples):,} samples were read"
         )
     return out.frame(source, str(path), timestamp)
 
@@ -306,11 +306,13 @@ def _sample_scorers(
         declared = _declared_scorers(spec, header)
         return list(dict.fromkeys(declared or ["none"]))
     if n_errored == len(samples):
-        reason = f"all {n_errored} samples errored (status {status}; --errored zero scores them 0)"
+        reason = (
+            f"all {n_errored:,} samples errored (status {status}; --errored zero scores them 0)"
+        )
     else:
         reason = (
             f"no sample has a score (status {status}; run without a scorer or "
-            f"cancelled before scoring; {n_errored} of {len(samples)} samples errored)"
+            f"cancelled before scoring; {n_errored:,} of {len(samples):,} samples errored)"
         )
     report.skip_file(path, reason, len(samples))
     return None

@@ -230,7 +230,7 @@ class LoadReport:
             if counts.nunique() > 1:
                 self.notes.append(
                     f"models disagree on the item count of {bench!r}: "
-                    f"{int(counts.min())} to {int(counts.max())} items"
+                    f"{int(counts.min()):,} to {int(counts.max()):,} items"
                 )
         for bench in self.non_binary:
             self.notes.append(f"{bench!r} has non-binary scores (kept as fractions)")
@@ -305,7 +305,7 @@ class LoadReport:
             else:
                 shown = ", ".join(benches[:most])
                 lines.append(
-                    f"  {len(benches)} tasks ({shown}, ... {len(benches) - most} more): {said}"
+                    f"  {len(benches):,} tasks ({shown}, ... {len(benches) - most:,} more): {said}"
                 )
         return sorted(lines)
 
@@ -316,13 +316,15 @@ def _subsample_note(model: str, tasks: dict[str, list[int]]) -> str:
     how = "(--limit or --samples): the other items are missing by design"
     if len(tasks) == 1:
         ((task, (evaluated, of)),) = tasks.items()
-        return f"{task!r} for {model!r} evaluated {evaluated} of {of} docs {how}"
-    shown = [f"{task!r} {evaluated} of {of}" for task, (evaluated, of) in list(tasks.items())[:5]]
-    more = f", ... {len(tasks) - 5} more" if len(tasks) > 5 else ""
+        return f"{task!r} for {model!r} evaluated {evaluated:,} of {of:,} docs {how}"
+    shown = [
+        f"{task!r} {evaluated:,} of {of:,}" for task, (evaluated, of) in list(tasks.items())[:5]
+    ]
+    more = f", ... {len(tasks) - 5:,} more" if len(tasks) > 5 else ""
     evaluated = sum(counts[0] for counts in tasks.values())
     of = sum(counts[1] for counts in tasks.values())
     return (
-        f"{model!r} evaluated {evaluated:,} of {of:,} docs of {len(tasks)} tasks "
+        f"{model!r} evaluated {evaluated:,} of {of:,} docs of {len(tasks):,} tasks "
         f"({', '.join(shown)}{more}) {how}"
     )
 

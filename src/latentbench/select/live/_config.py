@@ -12,7 +12,7 @@ import urllib.parse
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from latentbench._checks import json_problem
 from latentbench.exceptions import InputError
@@ -43,6 +43,9 @@ from latentbench.select.live._options import (
 )
 from latentbench.select.live._oracles import OracleInfo, get_oracle
 from latentbench.select.oracles import Oracle, StreamingOracle
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["LiveConfig"]
 
@@ -626,6 +629,17 @@ class LiveConfig:
         InputError
             When the history lacks an item, or the ``[proxy]`` options are invalid.
         """
+        checked = self._history_proxy(item_ids)
+        if checked is None:
+            return None
+        proxy, H = checked
+        return fit_history(proxy, H, f"[proxy] history ({self.history})")
+
+    def _history_proxy(self, item_ids: Sequence[str]) -> tuple[LowRankProxy, np.ndarray] | None:
+        """The unfitted proxy and the history's scores (shape (n_history, n_items), the
+        columns in ``item_ids``' order), after every check :meth:`build_proxy` makes before
+        its fit (None without a history): a policy that learns no proxy refuses the same
+        histories without the fit it does not use."""
         if self.history is None:
             return None
         from latentbench.io import ResponseMatrix
@@ -645,7 +659,7 @@ class LiveConfig:
             proxy = LowRankProxy(**params)
         except (TypeError, ValueError) as exc:
             raise InputError(f"{self.source}: [proxy] {params!r}: {exc}") from None
-        return fit_history(proxy, H, f"[proxy] history ({self.history})")
+        return proxy, proxy._fit_input(H)
 
     def history_candidates(self) -> list[str]:
         """The ``[[models]]`` names that ``[proxy] history`` holds too (its model ids): the

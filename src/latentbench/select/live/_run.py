@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import threading
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -128,6 +129,51 @@ def _items(
             "(the number of items)"
         )
     return items, item_ids
+
+
+@contextlib.contextmanager
+def store_of_call(path: str | os.PathLike[str]) -> Iterator[Store]:
+    """The store at ``path``, opened for one live call; a store file this call created is
+    removed (with DuckDB's ``.wal``) when the call is refused before anything was written
+    to it, so that a refused configuration leaves no new, empty store behind. A file that
+    existed before the call is never removed."""
+    from latentbench.io.store import Store
+
+    name = os.fspath(path)
+    new = name != ":memory:" and not os.path.lexists(name)
+    created = [name] + ([f"{name}.wal"] if new and not os.path.lexists(f"{name}.wal") else [])
+    db = Store(path)
+    try:
+        yield db
+    except BaseException:
+        empty = new and _holds_nothing(db)
+        db.close()
+        for made in created if empty else []:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(made)
+        raise
+    finally:
+        db.close()
+
+
+def _holds_nothing(db: Store) -> bool:
+    """Whether every table of ``db`` but ``meta`` (the schema's) is empty; False when it
+    cannot be read (the file is then kept)."""
+    try:
+        con = db.connection
+        tables = [
+            str(t)
+            for (t,) in con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = "
+                "current_database() AND schema_name = 'main' AND table_name <> 'meta'"
+            ).fetchall()
+        ]
+        if not tables:
+            return True
+        counts = " UNION ALL ".join(f'SELECT count(*) FROM "{t}"' for t in tables)
+        return all(int(n) == 0 for (n,) in con.execute(counts).fetchall())
+    except Exception:  # a closed or damaged store: kept as it is
+        return False
 
 
 ESTIMATE_RUN = re.compile(r"-estimate-[0-9a-f]{10}$")
@@ -648,8 +694,8 @@ def run_live(
     from latentbench.io.store import Store
 
     cfg = config if isinstance(config, LiveConfig) else LiveConfig.from_toml(config)
-    if not isinstance(store, Store):
-        with Store(store) as db:
+    if not isinstance(store, Store):  # a store this call makes is removed if it is refused
+        with store_of_call(store) as db:
             return run_live(cfg, db, oracle=oracle, progress=progress, stop_event=stop_event)
     items, item_ids = _items(cfg, oracle)
     run_id = resolve_run_id(store, cfg)
@@ -666,7 +712,11 @@ def run_live(
     batch_size = run.batch_size or batch_size
     init_batch = run.init_batch or init_batch
     budget = n_models * n_items if run.budget is None else run.budget
-    proxy = cfg.build_proxy(item_ids)
+    if policy.needs_proxy:
+        proxy = cfg.build_proxy(item_ids)
+    else:  # the history refused as before, but not fitted: nothing here uses its proxy
+        cfg._history_proxy(item_ids)
+        proxy = None
     if proxy is None and policy.needs_proxy:  # it failed after the paid initial batch
         raise InputError(
             f"{cfg.source}: [run] policy = {run.policy!r} needs [proxy] history = FILE (a "
