@@ -243,6 +243,29 @@ def test_a_mean_made_while_reading_keeps_its_values(store, tmp_path):
         assert _stored(other)[0] == 0.5
 
 
+def test_a_row_repeated_in_its_file_is_one_value_of_a_mean_in_any_order(tmp_path):
+    """A file repeating a row (same key, same score) is one observation ("kept once"), as the
+    store counts a file's value once; but a read-time mean counted every repeat: 0 (a) with
+    d's 1 and 1 read together gave 2/3 (and kept d's 1 twice as the mean's values), where
+    a then d gave 1/2. Every order of reading a, c (1 and 0.5 in one file) and d now gives
+    the mean of a's 0, c's 1 and 0.5, and d's 1."""
+    a = _one_cell(tmp_path / "a.csv", 0.0)
+    c = tmp_path / "c.csv"
+    d = tmp_path / "d.csv"
+    for path, scores in ((c, [1.0, 0.5]), (d, [1.0, 1.0])):
+        pd.DataFrame({"model": "m", "item": "x", "score": scores}).to_csv(path, index=False)
+    frame, report = read_results("table", [a, d], benchmark="t", duplicates="mean")
+    assert frame["score"].tolist() == [0.5]
+    assert frame["flag"].tolist() == ["mean of 2 conflicting values"]
+    assert report.dropped["same observation repeated in one file (kept once)"] == 1
+    for order in ([[a, d]], [[a], [d]], [[d], [a]], [[c, d], [a]], [[a, c, d]], [[d], [c, a]]):
+        with Store(":memory:") as db:
+            for files in order:
+                db.ingest_files("table", files, benchmark="t", duplicates="mean")
+            expected = 0.625 if any(c in files for files in order) else 0.5  # (0 + 1 + 0.5 + 1) / 4
+            assert _stored(db)[0] == pytest.approx(expected), order
+
+
 def test_latest_counts_incoming_rows_older_than_the_stored_one(store, tmp_path):
     """An incoming conflicting row older than the stored one is not written under
     --duplicates latest: it is counted as such, not as 'already present'."""
