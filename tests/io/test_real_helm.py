@@ -116,7 +116,9 @@ def test_a_copied_run_without_its_run_spec_keeps_the_benchmark_and_says_the_mode
     """These real runs' folders are named as a copy names them (``-`` for ``:``, which
     Windows and many checkouts cannot hold). Without ``run_spec.json`` the whole folder name
     was the benchmark and the model ('narrative_qa-model=openai_gpt2' for both), without a
-    word; the name is read as HELM's run name, and the model taken from it is said."""
+    word; the name is read as HELM's run name, and the model taken from it is said (as
+    taken for want of run_spec.json: the note said "no model in run_spec.json", a file the
+    folder does not have)."""
     run = tmp_path / MMLU.name
     run.mkdir()
     shutil.copy(MMLU / "per_instance_stats.json", run / "per_instance_stats.json")
@@ -129,9 +131,14 @@ def test_a_copied_run_without_its_run_spec_keeps_the_benchmark_and_says_the_mode
     )
     assert set(frame["model"]) == {"openai_gpt2"}  # the run name's (run_spec: openai/gpt2)
     assert any(
-        f"{run}: no model in run_spec.json (adapter_spec.model); the model is 'openai_gpt2'" in n
+        f"{run}: no run_spec.json; the model is 'openai_gpt2', from the run's name" in n
         for n in report.notes
     ), report.notes
+    spec = json.loads((MMLU / "run_spec.json").read_text())
+    spec["adapter_spec"].pop("model")  # a run_spec without the model: that field is named
+    (run / "run_spec.json").write_text(json.dumps(spec))
+    _, report = read_results("helm", [run], metric="exact_match")
+    assert any(f"{run}: no model in run_spec.json (adapter_spec.model)" in n for n in report.notes)
 
 
 def test_the_run_name_note_spells_the_keyword_in_python_and_the_flag_on_the_command_line(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import warnings
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -241,6 +242,61 @@ def test_a_mean_made_while_reading_keeps_its_values(store, tmp_path):
         other.ingest(pd.concat([frame, again], ignore_index=True), duplicates="mean")
         other.ingest_files("table", [b], benchmark="t", duplicates="mean")
         assert _stored(other)[0] == 0.5
+
+
+def _means_of(orders: list[list[list[Path]]]) -> list[float]:
+    """The stored score of one cell after each order of ``--duplicates mean`` ingests (each
+    inner list read together), each order into a new store; each read made once. The first
+    read of each order is ingested again at its end: a value already in changes nothing."""
+    reads: dict[tuple[Path, ...], tuple[pd.DataFrame, Any]] = {}
+
+    def ingest(db: Store, files: list[Path]) -> Any:
+        if tuple(files) not in reads:
+            reads[tuple(files)] = read_results("table", files, benchmark="t", duplicates="mean")
+        frame, report = reads[tuple(files)]
+        return db.ingest(frame, report, duplicates="mean")
+
+    out = []
+    for order in orders:
+        with Store(":memory:") as db:
+            for files in order:
+                ingest(db, files)
+            out.append(_stored(db)[0])
+            again = ingest(db, order[0])
+            assert (_stored(db)[0], again["n_new"], again["n_replaced"]) == (out[-1], 0, 0)
+    return out
+
+
+def test_a_row_repeated_in_its_file_is_one_value_of_a_mean_in_any_order(tmp_path):
+    """A file repeating a row (same key, same score) is one observation ("kept once"), as the
+    store counts a file's value once; but a read-time mean counted every repeat: 0 (a) with
+    d's 1 and 1 read together gave 2/3 (and kept d's 1 twice as the mean's values), where
+    a then d gave 1/2. Reading a, c (1 and 0.5 in one file) and d together or one after
+    the other now gives the mean of a's 0, c's 1 and 0.5, and d's 1."""
+    a = _one_cell(tmp_path / "a.csv", 0.0)
+    c = tmp_path / "c.csv"
+    d = tmp_path / "d.csv"
+    for path, scores in ((c, [1.0, 0.5]), (d, [1.0, 1.0])):
+        pd.DataFrame({"model": "m", "item": "x", "score": scores}).to_csv(path, index=False)
+    frame, report = read_results("table", [a, d], benchmark="t", duplicates="mean")
+    assert frame["score"].tolist() == [0.5]
+    assert frame["flag"].tolist() == ["mean of 2 conflicting values"]
+    assert report.dropped["same observation repeated in one file (kept once)"] == 1
+    orders = [[[a, d]], [[a], [d]], [[c, d], [a]], [[a, c, d]]]
+    assert _means_of(orders) == pytest.approx([0.5, 0.5, 0.625, 0.625])  # 2.5 / 4
+
+
+def test_values_equal_to_a_stored_mean_still_enter_it(tmp_path):
+    """A file (or files read together) whose value equals a stored mean, or a mean equal to
+    a stored value, was no conflict, so its values were not kept: 0.5 stored, then 0 and 1
+    read together (0.5), a file of 1 and 0 (0.5), then 1 gave 3/4 where the six values read
+    at once give 7/12; 1 and 0 in a file, then 0.5, then 1 gave 2/3, not 5/8."""
+    scores = {"a": 0.0, "b": 1.0, "e": 0.5, "f": 1.0}
+    a, b, e, f = (_one_cell(tmp_path / f"{n}.csv", score) for n, score in scores.items())
+    c = tmp_path / "c.csv"
+    pd.DataFrame({"model": "m", "item": "x", "score": [1.0, 0.0]}).to_csv(c, index=False)
+    orders = [[[e], [a, b], [c], [f]], [[c], [e], [f]]]
+    assert _means_of(orders) == pytest.approx([7 / 12, 5 / 8])  # 3.5 / 6, 2.5 / 4
 
 
 def test_latest_counts_incoming_rows_older_than_the_stored_one(store, tmp_path):

@@ -107,6 +107,26 @@ def _same_key(a: str, b: str) -> str:
     return " AND ".join(f"{a}.{c} = {b}.{c}" for c in STORE_KEY)
 
 
+_A_MEAN = (
+    f"EXISTS (SELECT 1 FROM merged_values m WHERE {_same_key('m', 'r')}) "
+    f"OR EXISTS (SELECT 1 FROM _averaged a WHERE {_same_key('a', 'i')})"
+)
+"""An incoming row ``i`` or its stored row ``r`` is a mean (of values ``"mean"`` records)."""
+
+_EQUAL_OF_A_MEAN = (
+    f"SELECT {', '.join(f'i.{c}' for c in STORE_KEY)}, i.score, i.source_file "
+    f"FROM _incoming i JOIN responses r ON {_JOIN} AND abs(i.score - r.score) <= "
+    f"{SCORE_TOLERANCE} AND NOT EXISTS (SELECT 1 FROM _averaged a WHERE "
+    f"{_same_key('a', 'i')}) AND EXISTS (SELECT 1 FROM merged_values m WHERE "
+    f"{_same_key('m', 'r')}) UNION ALL SELECT {', '.join(f'a.{c}' for c in STORE_KEY)}, "
+    f"a.score, a.source_file FROM _averaged a JOIN responses r ON {_same_key('a', 'r')} "
+    f"JOIN _incoming i ON {_same_key('a', 'i')} AND abs(i.score - r.score) <= "
+    f"{SCORE_TOLERANCE}"
+)
+"""The values of incoming rows equal to their stored row where either is a mean: a plain
+incoming row's own value, or the values an incoming mean averages."""
+
+
 def _averaged_table(parts: list[pd.DataFrame]) -> pa.Table:
     """The rows averaged by a read (or by :meth:`Store.ingest` itself) as one Arrow table."""
     names = list(_AVERAGED_SCHEMA.names)
@@ -845,8 +865,9 @@ class Store(SelectionRuns):
                         'expected one value per key (choose duplicates="latest" or '
                         'duplicates="mean"); nothing was ingested'
                     )
-                if conflict:
-                    n_replaced, n_older = self._resolve_stored_conflicts(duplicates, now)
+                agreeing = duplicates == "mean" and self._unrecorded_values()
+                if conflict or agreeing:
+                    n_replaced, n_older = self._resolve_stored_conflicts(duplicates, now, agreeing)
                 for note in self._disjoint_items():
                     if report is not None:
                         report.notes.append(note)
@@ -967,11 +988,31 @@ class Store(SelectionRuns):
         frame = resolve_duplicates(table.to_pandas(), duplicates, report, averaged=averaged)
         return to_arrow(frame.reset_index(drop=True))
 
-    def _resolve_stored_conflicts(self, duplicates: str, now: object) -> tuple[int, int]:
-        """Apply ``latest`` or ``mean`` to stored rows that ``_incoming`` contradicts; return
-        the stored rows changed and (``latest``) the incoming rows older than the stored."""
+    def _unrecorded_values(self) -> bool:
+        """Whether an incoming row equal to its stored row carries values a ``"mean"`` must
+        add: the stored row is a mean (its values in ``merged_values``) or the incoming one
+        is (``_averaged``), and a value of the incoming row is not recorded yet. (Such a row
+        was no conflict, so its values were lost: 0 and 1 stored 0.5, a file of 1 and 0
+        agreed with it, and a later 1 gave 2/3 where the five values give 3/5.)"""
+        return bool(
+            self.connection.execute(
+                f"SELECT 1 FROM ({_EQUAL_OF_A_MEAN}) i WHERE NOT EXISTS (SELECT 1 FROM "
+                f"merged_values m WHERE {_same_key('m', 'i')} AND m.source_file = i.source_file "
+                f"AND abs(m.score - i.score) <= {SCORE_TOLERANCE}) LIMIT 1"
+            ).fetchall()
+        )
+
+    def _resolve_stored_conflicts(
+        self, duplicates: str, now: object, agreeing: bool = False
+    ) -> tuple[int, int]:
+        """Apply ``latest`` or ``mean`` to stored rows that ``_incoming`` contradicts (with
+        ``agreeing``, for ``mean``, also those it agrees with where either is a mean: their
+        values are added); return the stored rows changed and (``latest``) the incoming rows
+        older than the stored."""
         con = self.connection
         differs = f"{_JOIN} AND abs(i.score - r.score) > {SCORE_TOLERANCE}"
+        if agreeing and duplicates == "mean":  # (only then: a slower join)
+            differs = f"{_JOIN} AND (abs(i.score - r.score) > {SCORE_TOLERANCE} OR {_A_MEAN})"
         if duplicates == "latest":
             newer = (
                 "(i.run_timestamp IS NULL OR r.run_timestamp IS NULL "

@@ -658,6 +658,21 @@ def resolve_duplicates(
             )
         return frame
     # mean
+    if "source_file" in bad:
+        # a row repeated in its own file (same key, same score) is one observation, as when
+        # nothing conflicts and as the store counts a file's values (merged_values: one per
+        # file and score); it was one more value of the mean (0 with a file's 1 and 1 gave
+        # 2/3 read together, 1/2 ingested one file after the other)
+        ordered = bad.sort_values([*keys, "source_file", "score"], kind="stable")
+        in_file = ordered.duplicated([*keys, "source_file"]).to_numpy()
+        close = (ordered["score"].diff().abs() <= SCORE_TOLERANCE).to_numpy()
+        repeats = ordered.index[in_file & close]
+        if len(repeats):
+            bad = bad.drop(index=repeats)
+            frame = frame.drop(index=repeats)
+            if report is not None:
+                report.drop("same observation repeated in one file (kept once)", len(repeats))
+    n_conflicting = len(bad)
     if averaged is None and report is not None:
         averaged = report._averaged
     if averaged is not None:  # the values of each mean, so that the store keeps them

@@ -230,10 +230,14 @@ def read(
     source_model = str(spec_model or arg_model or run_dir.name)
     canonical = model or source_model
     if not spec_model and model is None:  # said, as lm-eval says a model named by a folder
+        missing = (  # the file itself, where the folder has none (not a field of it)
+            "no run_spec.json"
+            if beside(run_dir, "run_spec.json") is None
+            else "no model in run_spec.json (adapter_spec.model)"
+        )
         report.notes.append(
-            f"{run_dir}: no model in run_spec.json (adapter_spec.model); the model is "
-            f"{source_model!r}, from the run's name (HELM's run_spec names it 'org/name': "
-            "model= sets it)"  # latentbench ingest says --model (cli_spelling)
+            f"{run_dir}: {missing}; the model is {source_model!r}, from the run's name "
+            "(HELM's run_spec names it 'org/name': model= sets it)"  # the CLI: --model
         )
     name = benchmark or bench
     report.rename(benchmark, bench)
