@@ -21,6 +21,7 @@ __all__ = [
     "LiveStop",
     "NotFittedError",
     "PlanPending",
+    "QueryInterrupted",
     "RunInterrupted",
     "SpendCapReached",
     "StoreInUse",
@@ -55,6 +56,14 @@ class StoreInUse(InputError):
     def __init__(self, message: str, path: str, pid: int | None, live: bool) -> None:
         super().__init__(message)
         self.path, self.pid, self.live = path, pid, live
+
+
+class QueryInterrupted(KeyboardInterrupt, RuntimeError):
+    """A store query cut short by a signal whose handler raised while DuckDB ran it: DuckDB
+    says only ``RuntimeError('Query interrupted')``, whichever signal it was. Ctrl-C's (the
+    command line says it as an interruption, exit 130) is caught by ``except
+    KeyboardInterrupt``; another handler's (a ``signal.alarm`` timeout) by ``except
+    RuntimeError``, as DuckDB's error was."""
 
 
 class NotFittedError(ValueError, AttributeError):

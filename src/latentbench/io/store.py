@@ -64,7 +64,7 @@ import pyarrow as pa
 
 from latentbench._checks import check_flag, user_stacklevel
 from latentbench._version import __version__
-from latentbench.exceptions import DataWarning, InputError, StoreInUse
+from latentbench.exceptions import DataWarning, InputError, QueryInterrupted, StoreInUse
 from latentbench.io._arrival import tilde_hint
 from latentbench.io._live_snapshot import read_snapshot, snapshot_summary
 from latentbench.io._long_keys import trial_notes
@@ -403,10 +403,12 @@ def _damage_said(method: Callable[..., Any]) -> Callable[..., Any]:
         except RuntimeError as exc:
             if str(exc) != _QUERY_INTERRUPTED:
                 raise
-            # Ctrl-C (SIGINT, or SIGTERM as the command line takes it) while DuckDB ran a
-            # query: DuckDB raises this in place of the KeyboardInterrupt, which every
-            # command says as an interruption (exit 130); it was a traceback and exit 1
-            raise KeyboardInterrupt from None
+            # a signal's handler raised while DuckDB ran a query: DuckDB raises this in its
+            # place, whichever signal. Ctrl-C (SIGINT, or SIGTERM as the command line takes
+            # it) is said by every command as an interruption (exit 130; it was a traceback
+            # and exit 1); QueryInterrupted is a RuntimeError too, so a caller's own handler
+            # (a signal.alarm timeout) is still caught as DuckDB's error was
+            raise QueryInterrupted(f"{self.path}: {_QUERY_INTERRUPTED}") from None
 
     return said
 
