@@ -207,7 +207,8 @@ def test_a_query_interrupted_by_another_signal_handler_is_still_a_runtime_error(
     def timed_out(*_: object) -> None:
         raise TimeoutError("the caller's alarm")
 
-    previous = signal.signal(signal.SIGALRM, timed_out)
+    previous = signal.signal(signal.SIGALRM, timed_out)  # pytest-timeout's, put back after
+    timer = signal.getitimer(signal.ITIMER_REAL)
     try:
         with Store(store) as db:
             huge = "SELECT count(*) FROM range(100000000000) a"  # minutes: cut by the alarm
@@ -222,5 +223,6 @@ def test_a_query_interrupted_by_another_signal_handler_is_still_a_runtime_error(
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_REAL, *timer)
     assert isinstance(caught.value, QueryInterrupted)
     assert isinstance(caught.value, KeyboardInterrupt) and str(store) in str(caught.value)
