@@ -542,3 +542,22 @@ def test_select_messages_name_the_options_of_the_command_in_use(files, monkeypat
     out = runner.invoke(app, [*args, "--out", str(tmp / "ctrl_c")])
     text = " ".join(out.output.split())
     assert out.exit_code == 130 and "latentbench select replay stopped before it" in text, text
+
+
+def test_the_default_simulator_rank_fits_a_source_smaller_than_it(tmp_path):
+    """The simulator's rank 4 by default refused a source of 3 models (h209's check named
+    ``sim_rank=4``, never given; before it the 3 x 40 source ran): the default is now 4 capped
+    at min(models, items), recorded; a rank given above that is still refused."""
+    import numpy as np
+
+    from latentbench.exceptions import InputError
+    from latentbench.select import experiment_from_matrix
+
+    rng = np.random.default_rng(0)
+    Y = (rng.random((3, 40)) < 0.6).astype(float)
+    result = experiment_from_matrix(
+        Y, simulate=8, seeds=1, budget=40, policies=["uniform"], random_state=0
+    )
+    assert result.params["sim_rank"] == 3
+    with pytest.raises(InputError, match=r"^sim_rank=4; expected an integer in \[1, 3\]"):
+        experiment_from_matrix(Y, simulate=8, sim_rank=4, seeds=1, budget=40)

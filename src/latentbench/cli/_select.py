@@ -630,7 +630,11 @@ def experiment(
         help="--task select: draw this many leaderboard-like models, simulated by a fit of "
         "RESPONSES.",
     ),
-    sim_rank: int = typer.Option(4, help="--task select: rank of the simulator fit."),
+    sim_rank: int | None = typer.Option(
+        None,
+        help="--task select: rank of the simulator fit (default 4, or min(models, items) "
+        "of a smaller RESPONSES).",
+    ),
     engine: str = typer.Option("local", help="--task select: 'local' processes or 'ray'."),
     jobs: int | None = typer.Option(
         None,

@@ -1038,16 +1038,19 @@ def _canonical_with_dates(
     return canonical, given[[row[m] for m in canonical.model_ids]]
 
 
-def _check_simulation(simulate: Any, sim_rank: Any, shape: tuple[int, int]) -> None:
+def _check_simulation(simulate: Any, sim_rank: Any, shape: tuple[int, int]) -> int:
     """Refuse a ``simulate`` too small to halve into a history and candidates of 2 models
     each, and a ``sim_rank`` outside ``[1, min(shape)]`` (the ranks the source matrix of
-    ``shape`` can fit), naming the keyword and the value."""
+    ``shape`` can fit), naming the keyword and the value; returns the rank (None: the
+    default, 4, or ``min(shape)`` where that is smaller)."""
     if isinstance(simulate, bool) or not isinstance(simulate, numbers.Integral) or simulate < 4:
         raise InputError(
             f"simulate={simulate!r}; expected an integer >= 4 (the models to draw, halved "
             "into a history and candidates of at least 2 each)"
         )
     top = max(1, min(shape))
+    if sim_rank is None:
+        return min(SIM_RANK, top)
     if (
         isinstance(sim_rank, bool)
         or not isinstance(sim_rank, numbers.Integral)
@@ -1057,6 +1060,11 @@ def _check_simulation(simulate: Any, sim_rank: Any, shape: tuple[int, int]) -> N
             f"sim_rank={sim_rank!r}; expected an integer in [1, {top}] (min(models, items) = "
             f"min({shape[0]}, {shape[1]}) of the matrix the simulator is fitted to)"
         )
+    return int(sim_rank)
+
+
+SIM_RANK = 4
+"""The simulator's default rank (``sim_rank=None``), capped at ``min(models, items)``."""
 
 
 def experiment_from_matrix(
@@ -1075,7 +1083,7 @@ def experiment_from_matrix(
     delta: float = 0.05,
     rank: int | str = "auto",
     simulate: int | None = None,
-    sim_rank: int = 4,
+    sim_rank: int | None = None,
     random_state: int = 0,
     engine: str = "local",
     n_jobs: int | None = None,
@@ -1116,9 +1124,10 @@ def experiment_from_matrix(
         :class:`~latentbench.select.LeaderboardSimulator` fitted to it (``split`` is then
         random); at least 4 (a history and candidates of 2 each), else an
         :class:`~latentbench.exceptions.InputError`.
-    sim_rank : int, default 4
+    sim_rank : int, optional
         Rank of the simulator fitted for ``simulate``, in ``[1, min(models, items)]`` of
-        the source (else an :class:`~latentbench.exceptions.InputError`).
+        the source (else an :class:`~latentbench.exceptions.InputError`); by default 4, or
+        ``min(models, items)`` of a source smaller than that.
     random_state : int
         Seeds the split and the simulator.
     engine, n_jobs
@@ -1177,7 +1186,7 @@ def experiment_from_matrix(
     if simulate is not None:
         from latentbench.synthetic import LeaderboardSimulator
 
-        _check_simulation(simulate, sim_rank, scores.shape)  # before the simulator's fit
+        sim_rank = _check_simulation(simulate, sim_rank, scores.shape)  # before the fit
         sim = LeaderboardSimulator(rank=sim_rank).fit(scores)
         scores, _ = sim.sample(int(simulate), random_state)
         params.update(simulate=int(simulate), sim_rank=sim_rank, fidelity=sim.fidelity(scores))
