@@ -1251,23 +1251,19 @@ class Store(SelectionRuns):
     def _coverage(self, where: str, params: list[str]) -> pd.DataFrame:
         return self.connection.execute(
             f"""
-            WITH base AS (SELECT * FROM responses {where}),
+            WITH reduced AS (  -- the cells as Store.matrix (and summary) take them: trials
+                               -- averaged; the rows read once (joining them again cost 2x)
+                SELECT benchmark, model, item, avg(score) AS score
+                FROM responses {where} GROUP BY benchmark, model, item, metric, filter, split
+            ),
             totals AS (
-                SELECT benchmark, count(DISTINCT item) AS total FROM base GROUP BY benchmark
-            ),
-            reduced AS (  -- the cells as Store.matrix (and summary) take them: trials averaged
-                SELECT benchmark, model, avg(score) AS score
-                FROM base GROUP BY benchmark, model, item, metric, filter, split
-            ),
-            per_model AS (
-                SELECT benchmark, model, bool_and(score = 0 OR score = 1) AS is_binary
-                FROM reduced GROUP BY benchmark, model
+                SELECT benchmark, count(DISTINCT item) AS total FROM reduced GROUP BY benchmark
             )
-            SELECT b.benchmark, b.model, count(DISTINCT b.item) AS n_items,
-                   count(DISTINCT b.item) / any_value(t.total) AS fraction,
-                   any_value(y.is_binary) AS is_binary
-            FROM base b JOIN totals t USING (benchmark) JOIN per_model y USING (benchmark, model)
-            GROUP BY b.benchmark, b.model ORDER BY b.benchmark, b.model
+            SELECT r.benchmark, r.model, count(DISTINCT r.item) AS n_items,
+                   count(DISTINCT r.item) / any_value(t.total) AS fraction,
+                   bool_and(r.score = 0 OR r.score = 1) AS is_binary
+            FROM reduced r JOIN totals t USING (benchmark)
+            GROUP BY r.benchmark, r.model ORDER BY r.benchmark, r.model
             """,
             params,
         ).df()
