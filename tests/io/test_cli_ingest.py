@@ -191,38 +191,22 @@ def test_a_query_interrupted_by_another_signal_handler_is_still_a_runtime_error(
     tmp_path, monkeypatch
 ):
     """DuckDB says ``RuntimeError('Query interrupted')`` for any signal handler that raised
-    mid-query (a ``signal.alarm`` timeout too), not only Ctrl-C's: turned into a bare
-    KeyboardInterrupt, a caller's ``except RuntimeError`` no longer caught its own timeout.
-    The store raises :class:`QueryInterrupted`, both a KeyboardInterrupt (the command line's
-    exit 130) and a RuntimeError, naming the store."""
-    import signal
-
+    mid-query (seen with a ``signal.alarm`` handler raising TimeoutError), not only Ctrl-C's:
+    turned into a bare KeyboardInterrupt, a caller's ``except RuntimeError`` no longer caught
+    its own timeout. The store raises :class:`QueryInterrupted`, both a KeyboardInterrupt
+    (the command line's exit 130) and a RuntimeError, naming the store. (DuckDB's error is
+    raised here by a stand-in: a real query cut by an alarm takes as long as DuckDB takes to
+    look at its signals, 1-11 s on these machines.)"""
     from latentbench.exceptions import QueryInterrupted
 
     store = tmp_path / "s.duckdb"
-    table = tmp_path / "t.csv"
-    table.write_text("model,item,score\nm,x,1\n")
-    assert run("ingest", "table", table, "--store", store).exit_code == 0
 
-    def timed_out(*_: object) -> None:
-        raise TimeoutError("the caller's alarm")
+    def interrupted(self: Store, *args: object, **kwargs: object) -> object:
+        raise RuntimeError("Query interrupted")  # DuckDB's words, whichever handler raised
 
-    previous = signal.signal(signal.SIGALRM, timed_out)  # pytest-timeout's, put back after
-    timer = signal.getitimer(signal.ITIMER_REAL)
-    try:
-        with Store(store) as db:
-            huge = "SELECT count(*) FROM range(100000000000) a"  # minutes: cut by the alarm
-
-            def long_query(self: Store, *args: object, **kwargs: object) -> object:
-                return self.connection.execute(huge).fetchall()
-
-            monkeypatch.setattr(Store, "_summary", long_query)
-            signal.setitimer(signal.ITIMER_REAL, 0.2)
-            with pytest.raises(RuntimeError) as caught:
-                db.summary()
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        signal.setitimer(signal.ITIMER_REAL, *timer)
-    assert isinstance(caught.value, QueryInterrupted)
+    with Store(store) as db:
+        monkeypatch.setattr(Store, "_summary", interrupted)
+        with pytest.raises(BaseException) as caught:  # (a bare KeyboardInterrupt before)
+            db.summary()
+    assert isinstance(caught.value, RuntimeError) and isinstance(caught.value, QueryInterrupted)
     assert isinstance(caught.value, KeyboardInterrupt) and str(store) in str(caught.value)
