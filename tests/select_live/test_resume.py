@@ -24,6 +24,10 @@ WAIT = 30.0
 CLI = "from latentbench.cli import main; main()"
 CONCURRENCY = 4
 INIT = 4 * 8  # 4 models x init_batch 8
+HELD = {"concurrency": CONCURRENCY, "timeout": 2 * WAIT}
+"""The oracle of the tests that hold requests at the server: its timeout is longer than the
+tests wait (with the default 5 s, a CI machine slow to deliver the signal turned the held
+batch into timeouts and retries, and the run ended 'failed' instead of 'interrupted')."""
 
 
 def _command(config: Path, store: Path) -> list[str]:
@@ -93,7 +97,7 @@ def _reference(s, config: Path, references: dict):
 @pytest.mark.slow
 def test_sigkill_and_resume(live_setup, references):
     s = live_setup
-    config = s.write_config(oracle={"concurrency": CONCURRENCY})
+    config = s.write_config(oracle=HELD)
     reference, reference_decisions = _reference(s, config, references)
     store = s.tmp / "killed.duckdb"
 
@@ -160,7 +164,7 @@ def test_ctrl_c_stops_after_batch_and_resumes(live_setup, references, stop):
     """Ctrl-C, or SIGTERM (``kill``, ``docker stop``, a cancelled CI job: it ended the run
     at once, unsaid, the batch in flight paid and lost), stops after the batch in flight."""
     s = live_setup
-    config = s.write_config(oracle={"concurrency": CONCURRENCY})
+    config = s.write_config(oracle=HELD)
     reference, _ = _reference(s, config, references)
     store = s.tmp / "interrupted.duckdb"
     s.state.hold_after = INIT + 2 * 8 + 3  # hold inside round 3 (cells 49..56)
