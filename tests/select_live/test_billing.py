@@ -251,3 +251,49 @@ def test_a_store_error_mid_batch_sends_no_more_requests(live_setup, monkeypatch)
     # the batch's first requests only (4 in flight, some still on their way to the server
     # at the error): one per cell, no retry (16 before: every hanging cell retried 3 times)
     assert len(s.state.requests) <= 4 and at["requests"] >= 1
+
+
+def test_a_signal_given_to_a_worker_thread_is_handled_while_requests_are_held(live_setup):
+    """The OS may give a process's signal to any of its threads; Python runs the handler on
+    the main thread once that thread runs Python again. The batch's consumer waited for a
+    cell with no timeout, so a Ctrl-C given to a pool thread was handled only when a cell
+    ended: in CI the held batch timed out four times first and the run ended 'failed'
+    instead of 'interrupted'. Now the handler runs while every request is still held."""
+    import threading
+
+    class Handled(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Handled
+
+    s = live_setup
+    s.state.hold_after = 0  # every request held until released
+    endpoint = ChatEndpoint(
+        "model-0", f"http://127.0.0.1:{s.port}/v1", "model-0", api_key_env=s.key_env
+    )
+    oracle = ChatCompletionsOracle([endpoint], s.items, timeout=60.0, retries=0, concurrency=2)
+
+    sent = []
+
+    def kick() -> None:
+        s.state.held.wait(30)
+        pool = [t for t in threading.enumerate() if t.name.startswith("latentbench")]
+        sent.append(time.monotonic())
+        signal.pthread_kill(pool[0].ident, signal.SIGUSR1)
+
+    previous = signal.signal(signal.SIGUSR1, handler)
+    kicker = threading.Thread(target=kick)
+    try:
+        kicker.start()
+        with pytest.raises(Handled):
+            list(oracle.evaluate_cells(0, np.arange(4)))
+        waited = time.monotonic() - sent[0]
+        # the server holds a request 30 s and then drops it (the cell ends, and the handler
+        # ran then, before): handled long before, nothing answered
+        assert waited < 15.0 and s.state.answered == {}, waited
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+        s.state.release.set()
+        kicker.join(30)
+        oracle.close()

@@ -778,7 +778,11 @@ class ChatCompletionsOracle(BatchFromCells):
         top_up()
         try:
             while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                # with a timeout: Python runs a signal's handler on the main thread, and a
+                # signal the OS gave one of the pool's threads waited, with no timeout here,
+                # until a cell ended (a Ctrl-C said nothing while held requests timed out and
+                # were retried: 20 s in CI, and the run ended 'failed')
+                done, _ = wait(pending, timeout=_SIGNAL_POLL, return_when=FIRST_COMPLETED)
                 for future in done:
                     # taken out only once consumed: an answered cell still counts against
                     # the bound until the consumer has it (and has stored it)
@@ -788,6 +792,11 @@ class ChatCompletionsOracle(BatchFromCells):
         finally:
             for future in pending:
                 future.cancel()
+
+
+_SIGNAL_POLL = 0.2
+"""Seconds the consumer of a batch waits for a cell before it looks again: the longest a
+signal's handler (Ctrl-C) waits when the OS gave the signal to a worker thread."""
 
 
 def _http_error(exc: urllib.error.HTTPError, key: str | None) -> _Retry | _Fatal:
