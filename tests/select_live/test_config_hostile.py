@@ -313,3 +313,14 @@ def test_a_base_url_without_a_scheme_names_the_file_and_the_table(live_setup):
     with pytest.raises(InputError, match=r"scheme.toml: \[\[models\]\] #1: base_url = "
                        r"'127\.0\.0\.1:\d+/v1'; expected an http:// or https:// URL"):  # fmt: skip
         LiveConfig.from_toml(config)
+
+
+def test_a_proxy_option_out_of_range_names_the_file_and_the_table(live_setup):
+    """``[proxy] sigma = -1`` was refused as "sigma=-1; expected a positive number", with
+    neither the file nor the table; now both, before any request."""
+    s = live_setup
+    for option, shown in (("sigma = -1", "sigma=-1"), ('l2 = "x"', "l2='x'")):
+        config = _edit(s.write_config(s.tmp / "opt.toml"), "rank = 2", f"rank = 2\n{option}")
+        with pytest.raises(InputError, match=rf"opt.toml: \[proxy\] {shown}; expected a "):
+            run_live(LiveConfig.from_toml(config), s.tmp / "opt.duckdb")
+    assert not s.state.requests

@@ -659,7 +659,11 @@ class LiveConfig:
             proxy = LowRankProxy(**params)
         except (TypeError, ValueError) as exc:
             raise InputError(f"{self.source}: [proxy] {params!r}: {exc}") from None
-        return proxy, proxy._fit_input(H)
+        try:
+            fit_input = proxy._fit_input(H)  # checks the options' values (sigma = -1)
+        except InputError as exc:
+            raise InputError(f"{self.source}: [proxy] {exc}") from None
+        return proxy, fit_input
 
     def history_candidates(self) -> list[str]:
         """The ``[[models]]`` names that ``[proxy] history`` holds too (its model ids): the
