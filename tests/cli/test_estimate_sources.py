@@ -566,3 +566,24 @@ def test_a_filter_given_as_task_equals_name_reads_as_in_ingest(setup):
     by_mapping = read_responses(new, source="lm-eval", filter={"taskA": "strict"})
     by_name = read_responses(new, source="lm-eval", filter="strict")
     pd.testing.assert_series_equal(by_mapping["org/new"], by_name["org/new"])
+
+
+def test_a_missing_calibration_is_named_before_the_results_files(tmp_path: Path) -> None:
+    """``compare cal a`` and ``estimate cal a`` with neither file present named ``a`` (the
+    results, read first) and not the calibration, the first argument; a calibration missing
+    beside a results file that holds two models asked for ``--a`` instead."""
+    two = tmp_path / "two.csv"
+    pd.DataFrame({"model": ["m1", "m2"], "q1": [1.0, 0.0], "q2": [0.0, 1.0]}).to_csv(
+        two, index=False
+    )
+    cal = tmp_path / "cal"
+    for args in (
+        ["compare", cal, tmp_path / "a"],
+        ["compare", cal, two],
+        ["estimate", cal, tmp_path / "a"],
+        ["tiny", cal, "--k", "2"],
+    ):
+        out = runner.invoke(app, [str(a) for a in args])
+        said = " ".join(out.output.split())
+        assert out.exit_code == 2, said
+        assert f"calibration {cal}: no such file or directory; expected a fit directory" in said

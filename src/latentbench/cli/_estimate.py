@@ -598,6 +598,8 @@ def _sources(
         responses, calibration = calibration, None
     elif calibration is None:
         fail("give CALIBRATION (a fit directory or response-matrix file), or --store --benchmark")
+    else:
+        _refuse_missing(calibration)
     if (live is None) == (responses is None):
         fail("give either RESPONSES (a results file) or --live RUN.toml --store RUN.duckdb")
     if live is not None and store is None:
@@ -778,6 +780,16 @@ def _check_design(
         fail(f"--proposal {proposal!r}: expected one of {', '.join(PROPOSALS)}")
     if proxy not in PROXIES:
         fail(f"--proxy {proxy!r}: expected one of {', '.join(PROXIES)}")
+
+
+def _refuse_missing(calibration: Path) -> None:
+    """A CALIBRATION that does not exist is said first, before the results files are read
+    (``compare cal a`` with neither file named ``a``, the second argument)."""
+    if not calibration.exists():
+        fail(
+            f"calibration {calibration}: no such file or directory; expected a fit directory or "
+            "a response-matrix file"
+        )
 
 
 def _refuse_store(calibration: Path, command: str) -> None:
@@ -1421,6 +1433,7 @@ def _compare_files(
         fail("give CALIBRATION (a fit directory or response-matrix file), or --store --benchmark")
     else:
         _refuse_store(calibration, "compare")
+        _refuse_missing(calibration)
     if responses_a is None:
         fail("give RESPONSES_A, the results of model A (or of both models)")
     return calibration, responses_a, responses_b
