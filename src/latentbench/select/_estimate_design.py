@@ -46,14 +46,14 @@ __all__ = [
 # instead of one per operation. tanh and the sums (BLAS ddot) stay numpy's.
 
 
-@numba.njit(cache=CACHE)
+@numba.njit(cache=CACHE, error_model="numpy")
 def _half_affine(x: np.ndarray, z: float, c: np.ndarray, out: np.ndarray) -> None:
     """``out = 0.5 * (x * z + c)``: the sigmoid's argument, halved."""
     for i in range(x.size):
         out[i] = (x[i] * z + c[i]) * 0.5
 
 
-@numba.njit(cache=CACHE)
+@numba.njit(cache=CACHE, error_model="numpy")
 def _sigmoid_parts(
     t: np.ndarray, y: np.ndarray, x: np.ndarray, r: np.ndarray, w: np.ndarray
 ) -> None:
@@ -66,7 +66,7 @@ def _sigmoid_parts(
         w[i] = ((1.0 - p) * p) * x[i]
 
 
-@numba.njit(cache=CACHE)
+@numba.njit(cache=CACHE, error_model="numpy")
 def _prediction_argument(
     v: np.ndarray,
     z: float,
@@ -85,7 +85,7 @@ def _prediction_argument(
         out[i] = (mu / math.sqrt(s2)) * 0.5
 
 
-@numba.njit(cache=CACHE)
+@numba.njit(cache=CACHE, error_model="numpy")
 def _half_one_plus(t: np.ndarray) -> None:
     """``t = 0.5 * (1 + t)`` in place (the sigmoid from its tanh)."""
     for i in range(t.size):
@@ -100,7 +100,7 @@ def _half_one_plus(t: np.ndarray) -> None:
 # operation (``tests/select/test_estimate_kernels.py`` checks the sums against numpy's).
 
 
-@numba.njit(cache=CACHE)
+@numba.njit(cache=CACHE, error_model="numpy")
 def _pairwise_leaf(a: np.ndarray, lo: int, n: int) -> float:
     """numpy's pairwise sum of ``a[lo:lo + n]`` for ``n <= 128``: in order below 8 items,
     else eight accumulators combined as a tree, then the rest in order."""
@@ -130,7 +130,7 @@ def _pairwise_leaf(a: np.ndarray, lo: int, n: int) -> float:
     return res
 
 
-@numba.njit(cache=CACHE)
+@numba.njit(cache=CACHE, error_model="numpy")
 def _pairwise_sum(a: np.ndarray) -> float:
     """``np.add.reduce(a)`` of a contiguous float64 array, the same bits: numpy's pairwise
     sum (above 128 items: the sum of the first ``h = n // 2 - (n // 2) % 8`` and the sum of
@@ -168,7 +168,7 @@ def _pairwise_sum(a: np.ndarray) -> float:
             return 0.0 + value
 
 
-@numba.njit(cache=CACHE)
+@numba.njit(cache=CACHE, error_model="numpy")
 def _draw_index(pi: np.ndarray, unrevealed: np.ndarray, order: np.ndarray, uniform: float) -> int:
     """:func:`draw_item`'s inversion for the uniform number ``uniform``: ``ranked =
     pi[order]``, ``cum = cumsum(ranked)``, ``k = min(searchsorted(cum, uniform * cum[-1],
@@ -195,7 +195,7 @@ def _draw_index(pi: np.ndarray, unrevealed: np.ndarray, order: np.ndarray, unifo
     return int(order[k])
 
 
-@numba.njit(cache=CACHE)
+@numba.njit(cache=CACHE, error_model="numpy")
 def _plain_design(
     f: np.ndarray, unrevealed: np.ndarray, floor: float, kind: int, norm2: np.ndarray
 ) -> np.ndarray:
@@ -231,7 +231,7 @@ def _plain_design(
     return out
 
 
-@numba.njit(cache=CACHE)
+@numba.njit(cache=CACHE, error_model="numpy")
 def _plain_round(
     f: np.ndarray,
     pi: np.ndarray,
@@ -270,13 +270,13 @@ def _plain_round(
     return center, z, center + low, center + high, max(variance, 1e-12)
 
 
-@numba.njit(cache=CACHE)
+@numba.njit(cache=CACHE, error_model="numpy")
 def _pair_variance(fa: float, fb: float) -> float:
     """A paired item's variance ``clip(fa (1 - fa), 0, 1/4) + clip(fb (1 - fb), 0, 1/4)``."""
     return min(max(fa * (1.0 - fa), 0.0), 0.25) + min(max(fb * (1.0 - fb), 0.0), 0.25)
 
 
-@numba.njit(cache=CACHE)
+@numba.njit(cache=CACHE, error_model="numpy")
 def _paired_design(
     fa: np.ndarray, fb: np.ndarray, unrevealed: np.ndarray, floor: float, count: int
 ) -> np.ndarray:
@@ -299,7 +299,7 @@ def _paired_design(
     return out
 
 
-@numba.njit(cache=CACHE)
+@numba.njit(cache=CACHE, error_model="numpy")
 def _paired_round(
     fa: np.ndarray,
     fb: np.ndarray,
