@@ -97,7 +97,7 @@ def _half_one_plus(t: np.ndarray) -> None:
 # at most 128, :func:`_pairwise_sum`) of the same numbers in the same order, a cumulative sum
 # is numpy's (sequential), a search the index ``np.searchsorted(side="right")`` returns; so
 # the same bits as the numpy expressions they replace, in one call instead of one per
-# operation (``tests/select/test_estimate_kernels.py`` checks the sums against numpy's).
+# operation (``tests/select/test_estimate_engine_bits.py`` checks them against numpy).
 
 
 @numba.njit(cache=CACHE, error_model="numpy")
@@ -135,7 +135,8 @@ def _pairwise_sum(a: np.ndarray) -> float:
     """``np.add.reduce(a)`` of a contiguous float64 array, the same bits: numpy's pairwise
     sum (above 128 items: the sum of the first ``h = n // 2 - (n // 2) % 8`` and the sum of
     the rest, each the same way; :func:`_pairwise_leaf` below) added to the identity 0.0. The
-    recursion walks an explicit stack (numba's cache does not hold recursive kernels)."""
+    recursion walks an explicit stack: a recursive kernel loaded from numba's cache crashed
+    the process (a segmentation fault in the second process to run it)."""
     start = np.empty(64, dtype=np.int64)  # the segments being summed, depth <= log2(n)
     size = np.empty(64, dtype=np.int64)
     stage = np.zeros(64, dtype=np.int64)  # 0: not split yet, 1: left half, 2: right half
