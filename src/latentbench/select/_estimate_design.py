@@ -430,7 +430,8 @@ def design_probabilities(
     ndarray of shape (n,)
         The probabilities, summing to 1 over the unrevealed items of positive weight.
     """
-    if weights is None and proposal in PROPOSALS:  # the same bits, fused (_plain_design)
+    if weights is None and proposal in PROPOSALS and f.dtype == norm2.dtype == np.float64:
+        # the same bits, fused (_plain_design; float64 only: numpy keeps a float32 in float32)
         return _plain_design(f, unrevealed, float(floor), PROPOSALS.index(proposal), norm2)
     if weights is not None:
         unrevealed = unrevealed & (weights > 0)
