@@ -235,3 +235,121 @@ def test_a_round_over_the_unrevealed_items_is_the_masked_formulas_bits(weighted)
         seq.observe(j, y, pi)
         assert seq.last_round is not None
         assert tuple(float(v) for v in seq.last_round[:5]) == tuple(float(v) for v in want), t
+
+
+def test_pairwise_sum_is_numpy_s_bits():
+    """The kernels' sum over the unrevealed items is ``np.add.reduce``'s pairwise sum bit for
+    bit: every length up to 600 (the block of 128, its multiples of 8 and the rest) and
+    lengths up to 50,000, of numbers of one sign, of mixed signs over ten decades, and of
+    ratios (a round's spread over its probabilities)."""
+    from latentbench.select._estimate_design import _pairwise_sum
+
+    rng = np.random.default_rng(0)
+    sizes = list(range(600)) + [int(k) for k in rng.integers(600, 50_000, 300)]
+    for i, n in enumerate(sizes):
+        kind = i % 3
+        if kind == 0:
+            a = rng.random(n)
+        elif kind == 1:
+            a = rng.normal(size=n) * 10.0 ** rng.integers(-5, 5, n)
+        else:
+            a = rng.random(n) / rng.random(n)
+        assert np.float64(_pairwise_sum(a)).tobytes() == np.add.reduce(a).tobytes(), n
+
+
+def _reference_draw(pi, unrevealed, rng, order):
+    """:func:`draw_item` as it was written in numpy (the code the kernel replaced)."""
+    ranked = pi[order]
+    cum = np.cumsum(ranked)
+    k = min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), pi.size - 1)
+    while not unrevealed[order[k]] or ranked[k] <= 0:
+        k -= 1
+    return int(order[k])
+
+
+def test_draw_item_is_the_cumsum_searchsorted_draw():
+    """:func:`draw_item` draws the item the numpy cumulative sum and ``searchsorted`` drew,
+    from the same uniform number, over designs with revealed items, zero probabilities and
+    a last item drawn past the rounding of the cumulative sum."""
+    from latentbench.select._estimate_design import draw_item
+
+    rng = np.random.default_rng(3)
+    for t in range(3000):
+        n = int(rng.integers(1, 400))
+        unrevealed = rng.random(n) < rng.uniform(0.05, 1.0)
+        unrevealed[rng.integers(n)] = True
+        pi = np.where(unrevealed, rng.random(n) * (rng.random(n) < 0.9), 0.0)
+        if not pi.any():
+            pi[unrevealed.nonzero()[0][0]] = 1.0
+        pi /= pi.sum()
+        order = rng.permutation(n)
+        seed = int(rng.integers(2**32))
+        got = draw_item(pi, unrevealed, np.random.default_rng(seed), order)
+        assert got == _reference_draw(pi, unrevealed, np.random.default_rng(seed), order), t
+
+
+@pytest.mark.parametrize("proposal", ["residual", "information", "uniform"])
+def test_an_unweighted_design_is_the_numpy_design_bits(proposal):
+    """``design_probabilities`` without weights (one fused kernel) gives the numpy formulas'
+    bits for every proposal, saturated predictions (all ``q`` zero: the uniform design)
+    included."""
+    from latentbench.select._estimate_design import design_probabilities
+
+    rng = np.random.default_rng(8)
+    for t in range(400):
+        n = int(rng.integers(1, 300))
+        f = rng.random(n)
+        if t % 10 == 0:
+            f = (f < 0.5).astype(float)  # saturated: every q is 0
+        unrevealed = rng.random(n) < 0.7
+        norm2 = rng.random(n) * 3.0
+        floor = float(rng.uniform(0.05, 1.0))
+        count = int(unrevealed.sum())
+        var = (f * (1.0 - f)).clip(0.0, 0.25)
+        q = {"residual": np.sqrt(var), "information": norm2 * var}.get(proposal, np.ones(n))
+        q[~unrevealed] = 0.0
+        uniform = unrevealed / max(count, 1)
+        total = float(q.sum())
+        ok = count and np.isfinite(total) and total > 0
+        want = (1.0 - floor) * q / total + floor * uniform if ok else uniform * (count > 0)
+        got = design_probabilities(f, unrevealed, floor, proposal, norm2)
+        assert got.tobytes() == np.asarray(want, dtype=np.float64).tobytes(), t
+
+
+def test_a_paired_round_is_the_numpy_round_bits():
+    """``compare``'s unweighted design and round (:func:`_paired_design`,
+    :func:`_paired_round`) give the bits of the numpy expressions they replaced, over random
+    predictions, revealed sets and floors (saturated predictions: the uniform design)."""
+    from latentbench.select._estimate_design import _paired_design, _paired_round
+
+    rng = np.random.default_rng(11)
+    for t in range(400):
+        n = int(rng.integers(1, 300))
+        fa, fb = rng.random(n), rng.random(n)
+        if t % 10 == 0:
+            fa, fb = (fa < 0.5).astype(float), (fb < 0.5).astype(float)
+        unrevealed = rng.random(n) < 0.7
+        unrevealed[rng.integers(n)] = True
+        floor, revealed = float(rng.uniform(0.05, 1.0)), float(rng.normal())
+        count = int(unrevealed.sum())
+        U = unrevealed.nonzero()[0]
+        fa_u, fb_u = fa[U], fb[U]
+        g_u = fa_u - fb_u
+        var_u = (fa_u * (1 - fa_u)).clip(0, 0.25) + (fb_u * (1 - fb_u)).clip(0, 0.25)
+        q = np.zeros(n)
+        q[U] = np.sqrt(var_u)
+        total = q.sum()
+        pi = (1 - floor) * q / total + floor * unrevealed / count if total > 0 else (
+            unrevealed / count)  # fmt: skip
+        got = _paired_design(fa, fb, unrevealed, floor, count)
+        assert got.tobytes() == pi.tobytes(), t
+        j = int(rng.choice(U))
+        d = float(rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0]))
+        npi_u = n * pi[U]
+        center = (revealed + g_u.sum()) / n
+        z = center + (d - (fa[j] - fb[j])) / (n * pi[j])
+        lo = center + float(((-1.0 - g_u) / npi_u).min())
+        hi = center + float(((1.0 - g_u) / npi_u).max())
+        v = float((np.maximum(var_u, 2 * 0.01) / pi[U]).sum()) / n**2
+        want = tuple(float(x) for x in (center, z, lo, hi, v))
+        assert _paired_round(fa, fb, pi, unrevealed, j, d, revealed, 2 * 0.01) == want, t

@@ -64,6 +64,8 @@ from latentbench.select._estimate_design import (
     _VARIANCE_FLOOR,
     SequentialEstimate,
     _mean_one,
+    _paired_design,
+    _paired_round,
     draw_item,
 )
 from latentbench.select._estimate_weights import (
@@ -875,39 +877,38 @@ def _paired(
             stopped = "budget"
             break
         fa, fb = a.f, b.f
-        # every quantity below is over the unrevealed items U only, so computed on them only
-        # (``_u``: in U's order, the order a boolean mask selects them in): the same
-        # numbers, and the same arrays wherever one is summed, as over all items masked
-        U = unrevealed.nonzero()[0]
-        fa_u, fb_u = fa[U], fb[U]
-        g_u = fa_u - fb_u
-        # ndarray.clip: what np.clip calls, without its dispatch (the same bits)
-        var_u = (fa_u * (1 - fa_u)).clip(0, 0.25) + (fb_u * (1 - fb_u)).clip(0, 0.25)
-        if fixed is None:
-            q = np.zeros(n)  # np.where(unrevealed, sqrt(var), 0.0)
-            q[U] = np.sqrt(var_u)
-            if weighted:  # in proportion to W q, the floor to W: W_j / pi_j <= sum_U W / floor
+        if weighted:
+            # every quantity below is over the unrevealed items U only, so computed on them
+            # only (``_u``: in U's order, the order a boolean mask selects them in): the same
+            # numbers, and the same arrays wherever one is summed, as over all items masked
+            U = unrevealed.nonzero()[0]
+            fa_u, fb_u = fa[U], fb[U]
+            g_u = fa_u - fb_u
+            # ndarray.clip: what np.clip calls, without its dispatch (the same bits)
+            var_u = (fa_u * (1 - fa_u)).clip(0, 0.25) + (fb_u * (1 - fb_u)).clip(0, 0.25)
+            if fixed is None:  # in proportion to W q, the floor to W: W_j / pi_j <= sum_U W
+                q = np.zeros(n)  # / floor (np.where(unrevealed, sqrt(var), 0.0))
+                q[U] = np.sqrt(var_u)
                 q = W * q
                 base = np.where(unrevealed, W, 0.0)
                 base = base / float(base.sum())
                 total = q.sum()
                 pi = (1 - floor) * q / total + floor * base if total > 0 else base
-            else:
-                count = n - len(order)  # the unrevealed items (a sum of them: the same)
-                total = q.sum()
-                pi = (1 - floor) * q / total + floor * unrevealed / count if total > 0 else (
-                    unrevealed / count)  # fmt: skip
+                j = draw_item(pi, unrevealed, rng, a.draw_order)
+        elif fixed is None:  # q = sqrt(var) on U, pi = (1 - floor) q / sum q + floor / |U|:
+            # the numpy expressions, fused (the same bits)
+            pi = _paired_design(fa, fb, unrevealed, float(floor), n - len(order))
             j = draw_item(pi, unrevealed, rng, a.draw_order)
-        g_j = fa[j] - fb[j]  # (g[j] of g = fa - fb)
         try:
             ya, yb = answer(j)
         except LiveStop as exc:  # a live run stopped early: the interval so far is valid
             stopped = exc.status
             break
         d = float(ya - yb)
-        npi_u = n * pi[U]  # (where(unrevealed, n pi, 1.0) on U)
-        pi_u = pi[U]
         if weighted:  # d in [-1, 1]: W_j (d_j - g_j) / (n pi_j) in [-W - Wg, W - Wg] / (n pi)
+            g_j = fa[j] - fb[j]  # (g[j] of g = fa - fb)
+            npi_u = n * pi[U]  # (where(unrevealed, n pi, 1.0) on U)
+            pi_u = pi[U]
             W_u = W[U]
             Wg_u = W_u * g_u
             center = (revealed + Wg_u.sum()) / n
@@ -917,13 +918,11 @@ def _paired(
             hi = center + float(((W_u - Wg_u) / npi_u).max())
             spread_u = W2[U] * np.maximum(var_u, 2 * _VARIANCE_FLOOR)
             v = float((spread_u / pi_u).sum()) / n**2
-        else:
-            center = (revealed + g_u.sum()) / n
-            z = center + (d - g_j) / (n * pi[j])
-            lo = center + float(((-1.0 - g_u) / npi_u).min())
-            hi = center + float(((1.0 - g_u) / npi_u).max())
-            v = float((np.maximum(var_u, 2 * _VARIANCE_FLOOR) / pi_u).sum())
-            v /= n**2
+        else:  # center = (revealed + sum_U g) / n, z = center + (d - g_j) / (n pi_j), its
+            # range, v = sum_U max(var, 2 floor) / pi / n^2: fused (the same bits)
+            center, z, lo, hi, v = _paired_round(
+                fa, fb, pi, unrevealed, j, d, revealed, 2 * _VARIANCE_FLOOR
+            )
         unrevealed[j] = False
         order.append(j)
         probs.append(float(pi[j]))

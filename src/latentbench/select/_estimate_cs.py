@@ -89,7 +89,7 @@ def _np_min(a: float, b: float) -> float:
     return a if a <= b else b
 
 
-@numba.njit(cache=CACHE)
+@numba.njit(cache=CACHE, error_model="numpy")
 def _log_factors(
     m: np.ndarray,
     lo: float,

@@ -46,14 +46,14 @@ __all__ = [
 # instead of one per operation. tanh and the sums (BLAS ddot) stay numpy's.
 
 
-@numba.njit(cache=CACHE)
+@numba.njit(cache=CACHE, error_model="numpy")
 def _half_affine(x: np.ndarray, z: float, c: np.ndarray, out: np.ndarray) -> None:
     """``out = 0.5 * (x * z + c)``: the sigmoid's argument, halved."""
     for i in range(x.size):
         out[i] = (x[i] * z + c[i]) * 0.5
 
 
-@numba.njit(cache=CACHE)
+@numba.njit(cache=CACHE, error_model="numpy")
 def _sigmoid_parts(
     t: np.ndarray, y: np.ndarray, x: np.ndarray, r: np.ndarray, w: np.ndarray
 ) -> None:
@@ -66,7 +66,7 @@ def _sigmoid_parts(
         w[i] = ((1.0 - p) * p) * x[i]
 
 
-@numba.njit(cache=CACHE)
+@numba.njit(cache=CACHE, error_model="numpy")
 def _prediction_argument(
     v: np.ndarray,
     z: float,
@@ -85,11 +85,259 @@ def _prediction_argument(
         out[i] = (mu / math.sqrt(s2)) * 0.5
 
 
-@numba.njit(cache=CACHE)
+@numba.njit(cache=CACHE, error_model="numpy")
 def _half_one_plus(t: np.ndarray) -> None:
     """``t = 0.5 * (1 + t)`` in place (the sigmoid from its tanh)."""
     for i in range(t.size):
         t[i] = (t[i] + 1.0) * 0.5
+
+
+# The rounds' sums and draws, fused the same way: a sum over the unrevealed items is numpy's
+# (``np.add.reduce`` of a contiguous float64 array: pairwise, eight accumulators in blocks of
+# at most 128, :func:`_pairwise_sum`) of the same numbers in the same order, a cumulative sum
+# is numpy's (sequential), a search the index ``np.searchsorted(side="right")`` returns; so
+# the same bits as the numpy expressions they replace, in one call instead of one per
+# operation (``tests/select/test_estimate_engine_bits.py`` checks them against numpy).
+
+
+@numba.njit(cache=CACHE, error_model="numpy")
+def _pairwise_leaf(a: np.ndarray, lo: int, n: int) -> float:
+    """numpy's pairwise sum of ``a[lo:lo + n]`` for ``n <= 128``: in order below 8 items,
+    else eight accumulators combined as a tree, then the rest in order."""
+    if n < 8:
+        res: float = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = lo + 8
+    end = lo + n - n % 8
+    while i < end:
+        r0 += a[i]
+        r1 += a[i + 1]
+        r2 += a[i + 2]
+        r3 += a[i + 3]
+        r4 += a[i + 4]
+        r5 += a[i + 5]
+        r6 += a[i + 6]
+        r7 += a[i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < lo + n:
+        res += a[i]
+        i += 1
+    return res
+
+
+@numba.njit(cache=CACHE, error_model="numpy")
+def _pairwise_sum(a: np.ndarray) -> float:
+    """``np.add.reduce(a)`` of a contiguous float64 array, the same bits: numpy's pairwise
+    sum (above 128 items: the sum of the first ``h = n // 2 - (n // 2) % 8`` and the sum of
+    the rest, each the same way; :func:`_pairwise_leaf` below) added to the identity 0.0. The
+    recursion walks an explicit stack: a recursive kernel loaded from numba's cache crashed
+    the process (a segmentation fault in the second process to run it)."""
+    start = np.empty(64, dtype=np.int64)  # the segments being summed, depth <= log2(n)
+    size = np.empty(64, dtype=np.int64)
+    stage = np.zeros(64, dtype=np.int64)  # 0: not split yet, 1: left half, 2: right half
+    left = np.empty(64)
+    top = 0
+    start[0], size[0], stage[0] = 0, a.size, 0
+    while True:
+        n = size[top]
+        if n > 128:  # split: the left half first
+            half = n // 2
+            half -= half % 8
+            stage[top] = 1
+            top += 1
+            start[top], size[top], stage[top] = start[top - 1], half, 0
+            continue
+        value = _pairwise_leaf(a, start[top], n)
+        top -= 1
+        while top >= 0:  # hand the value up: a left half's waits for its right half
+            if stage[top] == 1:
+                left[top] = value
+                stage[top] = 2
+                half = size[top] // 2
+                half -= half % 8
+                top += 1
+                start[top], size[top], stage[top] = start[top - 1] + half, size[top - 1] - half, 0
+                break
+            value = left[top] + value
+            top -= 1
+        if top < 0:
+            return 0.0 + value
+
+
+@numba.njit(cache=CACHE, error_model="numpy")
+def _draw_index(pi: np.ndarray, unrevealed: np.ndarray, order: np.ndarray, uniform: float) -> int:
+    """:func:`draw_item`'s inversion for the uniform number ``uniform``: ``ranked =
+    pi[order]``, ``cum = cumsum(ranked)``, ``k = min(searchsorted(cum, uniform * cum[-1],
+    "right"), n - 1)``, stepped back over revealed items and zero probabilities."""
+    n = pi.size
+    ranked = np.empty(n)
+    cum = np.empty(n)
+    total = 0.0
+    for i in range(n):
+        ranked[i] = pi[order[i]]
+        total = total + ranked[i]
+        cum[i] = total
+    u = uniform * cum[n - 1]
+    lo, hi = 0, n  # the first index whose cum exceeds u (cum is non-decreasing)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cum[mid] <= u:
+            lo = mid + 1
+        else:
+            hi = mid
+    k = min(lo, n - 1)
+    while not unrevealed[order[k]] or ranked[k] <= 0:  # rounding at the end of the cumsum
+        k -= 1
+    return int(order[k])
+
+
+@numba.njit(cache=CACHE, error_model="numpy")
+def _plain_design(
+    f: np.ndarray, unrevealed: np.ndarray, floor: float, kind: int, norm2: np.ndarray
+) -> np.ndarray:
+    """:func:`design_probabilities` without weights, the same bits: ``kind`` 0 residual, 1
+    information, 2 uniform."""
+    n = f.size
+    count = 0
+    for i in range(n):
+        count += unrevealed[i]
+    out = np.zeros(n)
+    if count == 0:
+        return out
+    q = np.zeros(n)
+    for i in range(n):
+        if unrevealed[i]:
+            var = min(max(f[i] * (1.0 - f[i]), 0.0), 0.25)
+            if kind == 0:
+                q[i] = math.sqrt(var)
+            elif kind == 1:
+                q[i] = norm2[i] * var
+            else:
+                q[i] = 1.0
+    uniform = 1.0 / count
+    total = _pairwise_sum(q)
+    if not math.isfinite(total) or total <= 0:
+        for i in range(n):
+            if unrevealed[i]:
+                out[i] = uniform
+        return out
+    share = floor * uniform
+    for i in range(n):
+        out[i] = ((1.0 - floor) * q[i]) / total + (share if unrevealed[i] else floor * 0.0)
+    return out
+
+
+@numba.njit(cache=CACHE, error_model="numpy")
+def _plain_round(
+    f: np.ndarray,
+    pi: np.ndarray,
+    unrevealed: np.ndarray,
+    j: int,
+    y: float,
+    revealed_sum: float,
+    variance_floor: float,
+) -> tuple[float, float, float, float, float]:
+    """One unweighted round of :meth:`SequentialEstimate.observe` before the answer is taken
+    in, the same bits: ``(center, z, lo, hi, variance)`` over the unrevealed items ``U`` (in
+    their order): ``center = (revealed_sum + sum_U f) / n``, ``z = center + (y - f_j) / (n
+    pi_j)``, ``lo``/``hi`` the range of ``z``, ``variance = sum_U max(f (1 - f), floor) / pi
+    / n^2`` (at least 1e-12)."""
+    n = f.size
+    count = 0
+    for i in range(n):
+        count += unrevealed[i]
+    f_u = np.empty(count)
+    spread = np.empty(count)
+    low = np.inf
+    high = -np.inf
+    k = 0
+    for i in range(n):
+        if unrevealed[i]:
+            fi = f[i]
+            f_u[k] = fi
+            safe = n * pi[i]
+            low = min(low, -fi / safe)
+            high = max(high, (1.0 - fi) / safe)
+            spread[k] = max(fi * (1.0 - fi), variance_floor) / pi[i]
+            k += 1
+    center = (revealed_sum + _pairwise_sum(f_u)) / n
+    z = center + (1.0 * (y - f[j])) / (n * pi[j])
+    variance = _pairwise_sum(spread) / (n * n)
+    return center, z, center + low, center + high, max(variance, 1e-12)
+
+
+@numba.njit(cache=CACHE, error_model="numpy")
+def _pair_variance(fa: float, fb: float) -> float:
+    """A paired item's variance ``clip(fa (1 - fa), 0, 1/4) + clip(fb (1 - fb), 0, 1/4)``."""
+    return min(max(fa * (1.0 - fa), 0.0), 0.25) + min(max(fb * (1.0 - fb), 0.0), 0.25)
+
+
+@numba.njit(cache=CACHE, error_model="numpy")
+def _paired_design(
+    fa: np.ndarray, fb: np.ndarray, unrevealed: np.ndarray, floor: float, count: int
+) -> np.ndarray:
+    """The unweighted adaptive design of a paired run (``compare``), the same bits:
+    ``q = sqrt(var)`` on the ``count`` unrevealed items (0 elsewhere), ``pi = (1 - floor) q /
+    sum q + floor unrevealed / count`` (uniform when ``sum q`` is not > 0)."""
+    n = fa.size
+    q = np.zeros(n)
+    for i in range(n):
+        if unrevealed[i]:
+            q[i] = math.sqrt(_pair_variance(fa[i], fb[i]))
+    total = _pairwise_sum(q)
+    out = np.empty(n)
+    if total > 0:
+        for i in range(n):
+            out[i] = ((1.0 - floor) * q[i]) / total + (floor * unrevealed[i]) / count
+    else:
+        for i in range(n):
+            out[i] = unrevealed[i] / count
+    return out
+
+
+@numba.njit(cache=CACHE, error_model="numpy")
+def _paired_round(
+    fa: np.ndarray,
+    fb: np.ndarray,
+    pi: np.ndarray,
+    unrevealed: np.ndarray,
+    j: int,
+    d: float,
+    revealed: float,
+    variance_floor: float,
+) -> tuple[float, float, float, float, float]:
+    """One unweighted round of a paired run before the answer is taken in, the same bits:
+    ``(center, z, lo, hi, v)`` with ``g = fa - fb`` over the unrevealed items ``U`` (in their
+    order): ``center = (revealed + sum_U g) / n``, ``z = center + (d - g_j) / (n pi_j)``,
+    ``lo``/``hi`` the range of ``z`` (``d`` in [-1, 1]), ``v = sum_U max(var, variance_floor)
+    / pi / n^2``."""
+    n = fa.size
+    count = 0
+    for i in range(n):
+        count += unrevealed[i]
+    g_u = np.empty(count)
+    spread = np.empty(count)
+    low = np.inf
+    high = -np.inf
+    k = 0
+    for i in range(n):
+        if unrevealed[i]:
+            g = fa[i] - fb[i]
+            g_u[k] = g
+            npi = n * pi[i]
+            low = min(low, (-1.0 - g) / npi)
+            high = max(high, (1.0 - g) / npi)
+            spread[k] = max(_pair_variance(fa[i], fb[i]), variance_floor) / pi[i]
+            k += 1
+    center = (revealed + _pairwise_sum(g_u)) / n
+    z = center + (d - (fa[j] - fb[j])) / (n * pi[j])
+    v = _pairwise_sum(spread) / (n * n)
+    return center, z, center + low, center + high, v
 
 
 def canonical_order(item_ids: object) -> np.ndarray:
@@ -105,12 +353,7 @@ def draw_item(
     """One item drawn with the probabilities ``pi`` (shape (n,), zero off ``unrevealed``)
     from one uniform of ``rng``, inverting their cumulative sum in the canonical ``order``
     (:func:`canonical_order`); returns its index in ``pi``."""
-    ranked = pi[order]
-    cum = np.cumsum(ranked)
-    k = min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), pi.size - 1)
-    while not unrevealed[order[k]] or ranked[k] <= 0:  # rounding at the end of the cumsum
-        k -= 1
-    return int(order[k])
+    return _draw_index(pi, unrevealed, order, rng.random())  # (the numpy steps, fused)
 
 
 def _check_population(pop: np.ndarray, calibration: Calibration) -> None:
@@ -187,6 +430,9 @@ def design_probabilities(
     ndarray of shape (n,)
         The probabilities, summing to 1 over the unrevealed items of positive weight.
     """
+    if weights is None and proposal in PROPOSALS and f.dtype == norm2.dtype == np.float64:
+        # the same bits, fused (_plain_design; float64 only: numpy keeps a float32 in float32)
+        return _plain_design(f, unrevealed, float(floor), PROPOSALS.index(proposal), norm2)
     if weights is not None:
         unrevealed = unrevealed & (weights > 0)
     count = int(unrevealed.sum())
@@ -722,6 +968,12 @@ class SequentialEstimate:
             )
         n, W = self.n, self.W
         f = self.f
+        if not self.weighted:  # the numpy expressions below, fused: the same bits
+            center, z, lo, hi, variance = _plain_round(
+                f, pi, self.unrevealed, j, float(y), self.revealed_sum, _VARIANCE_FLOOR
+            )
+            self._take(j, y, z, lo, hi, variance, center)
+            return
         # every quantity below is over the unrevealed items U only, so computed on them only
         # (``_u``: in U's order, the order a boolean mask selects them in): the same numbers,
         # and the same arrays wherever one is summed, as over all items masked
@@ -744,6 +996,14 @@ class SequentialEstimate:
         spread = self.W2[U] * var_u if self.weighted else var_u
         variance = float((spread / pi_u).sum()) / n**2
         variance = max(variance, 1e-12)
+        self._take(j, y, z, lo, hi, variance, center)
+
+    def _take(
+        self, j: int, y: float, z: float, lo: float, hi: float, variance: float, center: float
+    ) -> None:
+        """Take in the answer ``y`` to item ``j`` and the round ``(z, lo, hi, variance,
+        center)`` it gave (:meth:`observe` after its checks and the round's arithmetic)."""
+        n, W = self.n, self.W
         self.unrevealed[j] = False
         self.order.append(j)
         self.answers.append(float(y))
