@@ -158,7 +158,7 @@ def _scales(
     on_, target_, su_, suu_ = on.tolist(), target.tolist(), su.tolist(), suu.tolist()
     pull_ = pull.tolist()
     c = [1.0] * r
-    d = np.zeros(r)
+    d: np.ndarray = np.zeros(r)
     A = np.empty((r, r))
     rhs = np.empty(r)
     ratio = np.empty(r)
