@@ -186,3 +186,25 @@ def test_softplus_equals_logaddexp_within_rounding():
     assert softplus(np.array([np.inf]))[0] == np.inf
     assert softplus(np.array([-np.inf]))[0] == 0.0
     assert np.isnan(softplus(np.array([np.nan]))[0])
+
+
+def test_ridge_value_keeps_the_bits_of_np_sum() -> None:
+    """The ridge penalty's value reduces NumPy arrays with ``np.add.reduce`` (what ``np.sum``
+    calls for an ndarray, without its Python wrapper: measured 11.6 -> 4.8 us a call on a
+    history-free refit's 3 x 600 point, evaluated up to three times a sweep): the value
+    ``np.sum`` gives, bit for bit, on C, Fortran and strided arrays; other array types
+    (a subclass here) keep ``np.sum``."""
+    rng = np.random.default_rng(0)
+    penalty = GaussianPenalty.ridge(0.037)
+    big = rng.normal(size=(40, 900))
+    points = [
+        (rng.normal(size=(3, 1)), rng.normal(size=(600, 1)), rng.normal(size=600)),
+        (rng.normal(size=(25, 3)), np.asfortranarray(rng.normal(size=(777, 3))),
+         rng.normal(size=777)),
+        (big[::3, ::40], big[1::2, 5:900:7].T, big[7, ::2]),
+    ]  # fmt: skip
+    for U, V, b in points:
+        want = 0.5 * 0.037 * (float(np.sum(U * U)) + float(np.sum(V * V)) + float(b @ b))
+        assert penalty.value(U, V, b) == want
+        sub = np.ma.masked_array(U)  # an ndarray subclass: np.sum's path, as before
+        assert penalty.value(sub, V, b) == want

@@ -248,6 +248,61 @@ def _rebalance_as_written(U, V, b, penalty, nonneg):
 
 
 @pytest.mark.parametrize("rank", [1, 2, 3])
+def test_rebalancing_on_numbers_keeps_the_bits_of_the_loop_on_arrays(rank: int) -> None:
+    """The rebalancing loop runs its per-factor arithmetic on Python floats (fewer array
+    calls; measured 106 -> 68 us a call at rank 1 on the fits of a history-free selection):
+    the same scale and shift bits as the loop on arrays, and the whole rebalancing the loop as
+    first written's, including the inputs where a Python division would raise or a scale
+    leaves (0, inf) (they hand over to the arrays: NumPy's inf and NaN). Fails before: there
+    was no loop on numbers."""
+    from latentbench.irt._objective import GaussianPenalty
+    from latentbench.irt._sparse import _rebalance, _scales, _scales_on_arrays
+
+    rng = np.random.default_rng(10 + rank)
+
+    def inputs(lam, n, VtV, Vtb, su, suu, svv, flat=False):
+        coupling = lam * VtV
+        return (lam * n, coupling + 0.0, coupling.diagonal().copy(), lam * Vtb, su, suu,
+                lam * svv, lam, n, flat)  # fmt: skip
+
+    cases = []
+    for _ in range(200):
+        lam, n = rng.uniform(1e-3, 1.0), int(rng.integers(2, 40))
+        V = rng.normal(0.5, 1.0, (int(rng.integers(5, 60)), rank))
+        U = rng.normal(0.0, 2.0, (n, rank))
+        cases.append(inputs(lam, n, V.T @ V, V.T @ rng.normal(0.0, 2.0, V.shape[0]),
+                            U.sum(axis=0), (U * U).sum(axis=0), (V * V).sum(axis=0)))  # fmt: skip
+    one, eye = np.ones(rank), np.eye(rank)
+    cases += [
+        inputs(0.01, 3, eye, one, one, 2 * one, 0 * one),  # pull 0: a scale of 0
+        inputs(1e-200, 3, 0 * eye, 0 * one, 0 * one, 1e-200 * one, 1e200 * one),  # underflow
+        inputs(0.01, 3, eye, one, one, np.inf * one, one),  # spread inf: a scale of 0
+        inputs(0.01, 3, eye, one, one, np.nan * one, one),  # NaN: a NaN scale
+        inputs(0.01, 3, eye, one, one, 2 * one, np.inf * one),  # an infinite scale
+        inputs(0.01, 3, eye, one, one, -2 * one, one),  # spread <= 0: stop at once
+        inputs(0.01, 3, eye, one, one, 2 * one, one, flat=True),  # a flat column
+    ]
+    with np.errstate(all="ignore"):
+        for args in cases:
+            got, want = _scales(*args), _scales_on_arrays(*args)
+            assert [x.tobytes() for x in got] == [x.tobytes() for x in want], args
+        singular = inputs(0.01, 3, eye, one, one, 2 * one, one)
+        singular = (0.0, 0 * eye, 0 * one, *singular[3:7], 0.0, 3, False)  # A = 0
+        got, want = _scales(*singular), _scales_on_arrays(*singular)
+        assert [x.tobytes() for x in got] == [x.tobytes() for x in want]
+    # the whole rebalancing, against the loop as first written, at extreme scales
+    points = [(rng.normal(0.0, 2.0, (5, rank)) * s, rng.normal(0.5, 1.0, (80, rank)) / s,
+               rng.normal(0.0, 2.0, 80)) for s in (1e-150, 1e-8, 1.0, 1e8, 1e150)]  # fmt: skip
+    with np.errstate(all="ignore"):
+        for penalty in (GaussianPenalty.ridge(1e-2), GaussianPenalty(0.5, 2.0, 0.0)):
+            for U, V, b in points:
+                for nonneg in (True, False):
+                    got = _rebalance(U, V, b, penalty, nonneg)
+                    want = _rebalance_as_written(U, V, b, penalty, nonneg)
+                    assert [x.tobytes() for x in got] == [x.tobytes() for x in want]
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3])
 def test_rebalancing_keeps_the_bits_of_the_loop_as_written(rank: int) -> None:
     """The loop's invariant terms are computed once (lam_b V^T V, lam_b V^T b, lam_v |v|^2,
     lam_u n) and A is filled in place: the same operations on the same operands, so the same

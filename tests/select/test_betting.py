@@ -131,10 +131,12 @@ def test_certificate_covers_best_upper_and_others_lower(certificate_weights, tar
             certificate_split=split,
         )
         t = np.zeros(m, dtype=int)
+        sums = np.zeros(m)  # each arm's revealed sum: binary scores, so exact at any order
         ok = True
         for _round in range(60):
             lo, hi = cs.certificate()
-            means = np.array([Y[k, orders[k][: t[k]]].mean() if t[k] else 0.5 for k in range(m)])
+            # the revealed means (exactly Y[k, orders[k][:t[k]]].mean(): an integer sum over t)
+            means = np.where(t > 0, sums / np.maximum(t, 1), 0.5)
             leader = int(np.argmax(means))
             upper = np.where(np.arange(m) == leader, -np.inf, hi)
             for arm in (leader, int(np.argmax(upper))):  # the empirical best and its challenger
@@ -147,6 +149,7 @@ def test_certificate_covers_best_upper_and_others_lower(certificate_weights, tar
                     batch = orders[arm][t[arm] : t[arm] + 8]
                     cs.update(arm, Y[arm, batch], zero[: batch.size], 0.0, 0.0, 0.0, 0.0)
                     t[arm] += batch.size
+                    sums[arm] += Y[arm, batch].sum()
             lo, hi = cs.certificate()
             ok &= bool(hi[best] + 1e-12 >= mu[best] and np.all(lo[others] <= mu[others] + 1e-12))
         held += ok
