@@ -41,10 +41,25 @@ def objective(
     """
     Y = np.asarray(scores, dtype=np.float64)
     observed = ~np.isnan(Y)
+    return _objective(np.where(observed, Y, 0.0), observed, U, V, b, sigma,
+                      penalty or GaussianPenalty.ridge(l2))  # fmt: skip
+
+
+def _objective(
+    y: np.ndarray,
+    observed: np.ndarray,
+    U: np.ndarray,
+    V: np.ndarray,
+    b: np.ndarray,
+    sigma: float,
+    penalty: GaussianPenalty,
+) -> float:
+    """:func:`objective` from the scores' labels ``y`` (0 where missing) and ``observed``
+    mask, made once by a fit that evaluates it at every sweep (the same float64 operations)."""
     t = logits(U, V, b, sigma)
-    cell = np.logaddexp(0.0, t) - np.where(observed, Y, 0.0) * t
+    cell = np.logaddexp(0.0, t) - y * t
     value = float(np.sum(cell, where=observed))
-    return value + (penalty or GaussianPenalty.ridge(l2)).value(U, V, b)
+    return value + penalty.value(U, V, b)
 
 
 def fit_textbook_cbmm(
@@ -73,7 +88,7 @@ def fit_textbook_cbmm(
     U, V, b = initial_parameters(Y.astype(np.float32), rank, sigma, init, random_state)
     c = 1.0 / (4.0 * sigma * sigma)
     pen = penalty or GaussianPenalty.ridge(l2)
-    f = objective(Y, U, V, b, sigma, l2, pen)
+    f = _objective(y, observed, U, V, b, sigma, pen)
     history = [f]
     converged = False
     iteration = 0
@@ -85,6 +100,13 @@ def fit_textbook_cbmm(
     rows_of = [np.flatnonzero(observed[:, j]) for j in range(m)]
     designs = [np.empty((idx.size + rank, rank)) for idx in rows_of]
     targets = [np.empty(idx.size + rank) for idx in rows_of]
+    # the penalty's block terms and the b-block's denominator: constants of the fit
+    b_target, u_curvature, u_target = (
+        pen.item_target(rank)[rank],
+        pen.model_curvature(rank),
+        pen.model_target(rank),
+    )
+    b_denominator = c * mask.sum(axis=0) + pen.precision_b
     for iteration in range(1, max_iter + 1):  # noqa: B007
         X = U @ V.T + b
         Z = np.where(observed, X + 4.0 * sigma * (y - expit(X / sigma)), 0.0)
@@ -92,21 +114,19 @@ def fit_textbook_cbmm(
         residual = np.ascontiguousarray((Z - b).T)  # item j's row: Z[:, j] - b[j]
         for j, idx in enumerate(rows_of):
             design, target, k = designs[j], targets[j], idx.size
-            np.take(U, idx, axis=0, out=design[:k])
-            design[k:] = ridge_rows
-            np.take(residual[j], idx, out=target[:k])
+            U.take(idx, axis=0, out=design[:k])  # the method: np.take's wrapper costs
+            design[k:] = ridge_rows  # as much as the copy at this size
+            residual[j].take(idx, out=target[:k])
             target[k:] = ridge_target
             V[j] = nnls(design, target)[0]
         # b-block: closed form
         fitted = U @ V.T
-        b = (c * np.sum(mask * (Z - fitted), axis=0) + pen.item_target(rank)[rank]) / (
-            c * mask.sum(axis=0) + pen.precision_b
-        )
+        b = (c * np.sum(mask * (Z - fitted), axis=0) + b_target) / b_denominator
         # theta-block (U): per-row normal equations over observed items, batched
-        gram = c * np.einsum("nj,jk,jl->nkl", mask, V, V) + pen.model_curvature(rank)
-        rhs = c * (mask * (Z - b)) @ V + pen.model_target(rank)
+        gram = c * np.einsum("nj,jk,jl->nkl", mask, V, V) + u_curvature
+        rhs = c * (mask * (Z - b)) @ V + u_target
         U = np.linalg.solve(gram, rhs[:, :, None])[:, :, 0]
-        f_new = objective(Y, U, V, b, sigma, l2, pen)
+        f_new = _objective(y, observed, U, V, b, sigma, pen)
         history.append(f_new)
         if abs(f - f_new) / (abs(f) + 1e-12) < tol:
             f = f_new
