@@ -311,7 +311,10 @@ def _new_models(
     if "model" in matrix.columns:  # the ids, as ResponseMatrix.from_wide reads them
         matrix = matrix.set_index("model")
     try:
-        scores = matrix.apply(pd.to_numeric, errors="raise").to_numpy(float)
+        if all(map(pd.api.types.is_numeric_dtype, set(matrix.dtypes))):  # as to_numeric left
+            scores = matrix.to_numpy(float)  # them, without its call per item (column)
+        else:
+            scores = matrix.apply(pd.to_numeric, errors="raise").to_numpy(float)
     except (TypeError, ValueError) as exc:
         raise InputError(f"score_models: a score is not numeric ({exc})") from None
     scores, bad = bounded_scores(scores)  # a rounding past 0 or 1 is the bound
