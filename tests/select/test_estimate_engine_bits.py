@@ -353,3 +353,129 @@ def test_a_paired_round_is_the_numpy_round_bits():
         v = float((np.maximum(var_u, 2 * 0.01) / pi[U]).sum()) / n**2
         want = tuple(float(x) for x in (center, z, lo, hi, v))
         assert _paired_round(fa, fb, pi, unrevealed, j, d, revealed, 2 * 0.01) == want, t
+
+
+def test_draw_item_refuses_a_design_with_no_item_to_draw():
+    """A design with no unrevealed item of positive probability (every item revealed, or
+    every probability zero) has nothing to draw: an InputError naming ``pi``. The numpy
+    draw raised an IndexError; the kernel, without bounds checks, walked off the start of
+    ``order`` and returned an index outside the population or crashed the process."""
+    from latentbench.exceptions import InputError
+    from latentbench.select._estimate_design import draw_item
+
+    n = 5
+    order = np.arange(n)
+    cases = [
+        (np.zeros(n), np.ones(n, dtype=bool)),  # every probability zero
+        (np.full(n, 0.2), np.zeros(n, dtype=bool)),  # every item revealed
+        (np.array([0.0, 0.5, 0.0, 0.5, 0.0]), np.array([True, False, True, False, True])),
+    ]
+    for pi, unrevealed in cases:
+        with pytest.raises(InputError, match=r"pi: no unrevealed item"):
+            draw_item(pi, unrevealed, np.random.default_rng(0), order)
+
+
+def test_draw_item_with_nan_or_float32_probabilities_is_the_numpy_draw():
+    """Probabilities the package's designs never give (a NaN, a float32 array, a
+    non-contiguous one) still draw the item the numpy cumulative sum and ``searchsorted``
+    drew: ``searchsorted`` puts a NaN after every number (a NaN total: the last item), and
+    a float32 cumulative sum is summed in float32."""
+    from latentbench.select._estimate_design import draw_item
+
+    rng = np.random.default_rng(5)
+    for t in range(600):
+        n = int(rng.integers(1, 60))
+        unrevealed = rng.random(n) < 0.8
+        unrevealed[rng.integers(n)] = True
+        pi = np.where(unrevealed, rng.random(n), 0.0)
+        kind = t % 3
+        if kind == 0:  # a NaN somewhere (an unrevealed item stays drawable after it)
+            pi[rng.integers(n)] = np.nan
+            pi[unrevealed.nonzero()[0][-1]] = 0.5
+        elif kind == 1:
+            pi = (pi / pi.sum()).astype(np.float32)
+        else:
+            pi = np.repeat(pi, 2)[::2]
+        order = rng.permutation(n)
+        seed = int(rng.integers(2**32))
+        got = draw_item(pi, unrevealed, np.random.default_rng(seed), order)
+        assert got == _reference_draw(pi, unrevealed, np.random.default_rng(seed), order), t
+    # a float32 design whose float32 and float64 cumulative sums straddle the uniform (found
+    # by search: the 448th of these designs with seed 447; the kernel drew the next item)
+    rng = np.random.default_rng(7)
+    for _ in range(448):
+        pi = rng.random(3000).astype(np.float32)
+    unrevealed, order = np.ones(3000, dtype=bool), np.arange(3000)
+    want = _reference_draw(pi, unrevealed, np.random.default_rng(447), order)
+    assert want == 1921
+    assert draw_item(pi, unrevealed, np.random.default_rng(447), order) == want
+
+
+def test_an_unweighted_design_refuses_arrays_of_other_shapes_as_numpy_did():
+    """``design_probabilities`` with ``norm2`` or ``unrevealed`` of another length than
+    ``f`` raises as the numpy expressions did (the kernel read past the shorter array)."""
+    from latentbench.select._estimate_design import design_probabilities
+
+    f = np.linspace(0.1, 0.9, 50)
+    with pytest.raises(ValueError):
+        design_probabilities(f, np.ones(50, dtype=bool), 0.5, "information", np.ones(10))
+    with pytest.raises(IndexError):
+        design_probabilities(f, np.ones(10, dtype=bool), 0.5, "residual", np.ones(50))
+
+
+def test_a_round_of_a_float32_design_is_the_numpy_round_bits():
+    """:meth:`SequentialEstimate.observe` given a float32 design computes its round as the
+    numpy expressions did (``n * pi`` in float32), not the float64 kernel's other bits."""
+    Y = simulate(31, 300, 2, seed=4)
+    cal = from_matrix(matrix(Y[:30]), rank=1)
+    seq = SequentialEstimate(cal, np.arange(cal.n_items), delta=0.2)
+    rng = np.random.default_rng(5)
+    for t in range(20):
+        j, pi = seq.choose(rng)
+        pi32 = pi.astype(np.float32)
+        y = float(Y[30, j])
+        want = _reference_observe(seq, j, y, pi32)
+        seq.observe(j, y, pi32)
+        assert seq.last_round is not None
+        assert tuple(float(v) for v in seq.last_round[:5]) == tuple(float(v) for v in want), t
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the reference's 0 / 0
+def test_a_round_with_a_nan_ratio_has_numpy_s_nan_range():
+    """A NaN among the unrevealed items' ratios (a NaN probability, or 0 / 0 where a
+    probability is 0) makes the round's range NaN, as ``ndarray.min``/``max`` did: the
+    kernels' running minimum and maximum kept the numbers and dropped the NaN."""
+    from latentbench.select._estimate_design import _paired_round, _plain_round
+
+    rng = np.random.default_rng(12)
+    for t in range(200):
+        n = int(rng.integers(2, 80))
+        unrevealed = rng.random(n) < 0.7
+        j = int(rng.integers(n))
+        unrevealed[j] = True
+        f, fb = rng.random(n), rng.random(n)
+        pi = np.where(unrevealed, rng.random(n) + 0.01, 0.0)
+        pi /= pi.sum()
+        k = int(rng.integers(n))
+        unrevealed[k] = True  # an unrevealed item k != j with a NaN ratio
+        if t % 2:
+            pi[k] = np.nan
+        else:  # -0 / 0 (plain), 0 / 0 (paired)
+            pi[k], f[k], fb[k] = 0.0, 0.0, 1.0
+        if k == j:
+            continue
+        U = unrevealed.nonzero()[0]
+        y, revealed = float(rng.random()), float(rng.random())
+        center = (revealed + float(f[U].sum())) / n
+        lo = center + float((-f[U] / (n * pi[U])).min())
+        hi = center + float(((1.0 - f[U]) / (n * pi[U])).max())
+        got = _plain_round(f, pi, unrevealed, j, y, revealed, 0.01)
+        assert np.isnan(lo), t  # (-0 / 0, or a NaN probability)
+        assert np.array_equal([lo, hi], got[2:4], equal_nan=True), t  # (any NaN's sign)
+        g_u = f[U] - fb[U]
+        center = (revealed + g_u.sum()) / n
+        lo = center + float(((-1.0 - g_u) / (n * pi[U])).min())
+        hi = center + float(((1.0 - g_u) / (n * pi[U])).max())
+        got = _paired_round(f, fb, pi, unrevealed, j, 1.0, revealed, 0.02)
+        assert np.isnan(lo), t  # (0 / 0, or a NaN probability)
+        assert np.array_equal([lo, hi], got[2:4], equal_nan=True), t  # (any NaN's sign)

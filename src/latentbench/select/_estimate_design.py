@@ -173,7 +173,11 @@ def _pairwise_sum(a: np.ndarray) -> float:
 def _draw_index(pi: np.ndarray, unrevealed: np.ndarray, order: np.ndarray, uniform: float) -> int:
     """:func:`draw_item`'s inversion for the uniform number ``uniform``: ``ranked =
     pi[order]``, ``cum = cumsum(ranked)``, ``k = min(searchsorted(cum, uniform * cum[-1],
-    "right"), n - 1)``, stepped back over revealed items and zero probabilities."""
+    "right"), n - 1)``, stepped back over revealed items and zero probabilities (as numpy
+    indexes, from the end below 0); -1 when no item of ``order`` is unrevealed with a
+    positive probability (numpy's step past ``-n`` raised an IndexError; without bounds
+    checks the kernel read before ``order``). ``pi`` float64 (a float32 cumulative sum is
+    summed in float32: other bits)."""
     n = pi.size
     ranked = np.empty(n)
     cum = np.empty(n)
@@ -183,16 +187,22 @@ def _draw_index(pi: np.ndarray, unrevealed: np.ndarray, order: np.ndarray, unifo
         total = total + ranked[i]
         cum[i] = total
     u = uniform * cum[n - 1]
-    lo, hi = 0, n  # the first index whose cum exceeds u (cum is non-decreasing)
+    # the first index whose cum exceeds u (cum is non-decreasing), in numpy's order of
+    # floats, where a NaN is above every number: searchsorted's comparison, so a NaN u (a
+    # NaN total) gives n, as numpy's did
+    lo, hi = 0, n
     while lo < hi:
         mid = (lo + hi) // 2
-        if cum[mid] <= u:
+        c = cum[mid]
+        if not (u < c or (c != c and u == u)):
             lo = mid + 1
         else:
             hi = mid
     k = min(lo, n - 1)
     while not unrevealed[order[k]] or ranked[k] <= 0:  # rounding at the end of the cumsum
         k -= 1
+        if k < -n:  # nothing left to draw (numpy: IndexError)
+            return -1
     return int(order[k])
 
 
@@ -233,6 +243,19 @@ def _plain_design(
 
 
 @numba.njit(cache=CACHE, error_model="numpy")
+def _nan_min(low: float, x: float) -> float:
+    """The running minimum ``low`` with ``x``, as ``ndarray.min`` reduces: a NaN, once met,
+    is the result (the builtin ``min(low, nan)`` kept ``low``)."""
+    return x if x < low or x != x else low
+
+
+@numba.njit(cache=CACHE, error_model="numpy")
+def _nan_max(high: float, x: float) -> float:
+    """The running maximum ``high`` with ``x``, as ``ndarray.max`` reduces (a NaN sticks)."""
+    return x if x > high or x != x else high
+
+
+@numba.njit(cache=CACHE, error_model="numpy")
 def _plain_round(
     f: np.ndarray,
     pi: np.ndarray,
@@ -261,8 +284,8 @@ def _plain_round(
             fi = f[i]
             f_u[k] = fi
             safe = n * pi[i]
-            low = min(low, -fi / safe)
-            high = max(high, (1.0 - fi) / safe)
+            low = _nan_min(low, -fi / safe)
+            high = _nan_max(high, (1.0 - fi) / safe)
             spread[k] = max(fi * (1.0 - fi), variance_floor) / pi[i]
             k += 1
     center = (revealed_sum + _pairwise_sum(f_u)) / n
@@ -330,8 +353,8 @@ def _paired_round(
             g = fa[i] - fb[i]
             g_u[k] = g
             npi = n * pi[i]
-            low = min(low, (-1.0 - g) / npi)
-            high = max(high, (1.0 - g) / npi)
+            low = _nan_min(low, (-1.0 - g) / npi)
+            high = _nan_max(high, (1.0 - g) / npi)
             spread[k] = max(_pair_variance(fa[i], fb[i]), variance_floor) / pi[i]
             k += 1
     center = (revealed + _pairwise_sum(g_u)) / n
@@ -352,8 +375,29 @@ def draw_item(
 ) -> int:
     """One item drawn with the probabilities ``pi`` (shape (n,), zero off ``unrevealed``)
     from one uniform of ``rng``, inverting their cumulative sum in the canonical ``order``
-    (:func:`canonical_order`); returns its index in ``pi``."""
-    return _draw_index(pi, unrevealed, order, rng.random())  # (the numpy steps, fused)
+    (:func:`canonical_order`); returns its index in ``pi``.
+
+    Raises
+    ------
+    InputError
+        When no unrevealed item has a positive probability in ``pi``: nothing to draw.
+    """
+    if pi.dtype != np.float64:  # numpy's steps (a float32 cumsum is summed in float32)
+        ranked = pi[order]
+        cum = np.cumsum(ranked)
+        k = min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), pi.size - 1)
+        while -pi.size <= k and (not unrevealed[order[k]] or ranked[k] <= 0):
+            k -= 1
+        j = int(order[k]) if k >= -pi.size else -1
+    else:
+        j = _draw_index(pi, unrevealed, order, rng.random())  # (the numpy steps, fused)
+    if j < 0:
+        raise InputError(
+            f"pi: no unrevealed item has a positive probability (of {pi.size:,} items, "
+            f"{int(np.count_nonzero(unrevealed)):,} unrevealed); expected a design that "
+            "gives some unrevealed item a positive probability (design_probabilities')"
+        )
+    return j
 
 
 def _check_population(pop: np.ndarray, calibration: Calibration) -> None:
@@ -430,8 +474,14 @@ def design_probabilities(
     ndarray of shape (n,)
         The probabilities, summing to 1 over the unrevealed items of positive weight.
     """
-    if weights is None and proposal in PROPOSALS and f.dtype == norm2.dtype == np.float64:
-        # the same bits, fused (_plain_design; float64 only: numpy keeps a float32 in float32)
+    if (
+        weights is None
+        and proposal in PROPOSALS
+        and f.dtype == norm2.dtype == np.float64
+        and f.ndim == 1
+        and f.shape == norm2.shape == unrevealed.shape
+    ):  # the same bits, fused (_plain_design; float64 only: numpy keeps a float32 in float32;
+        # arrays of one length only: the kernel reads them unchecked, numpy raised)
         return _plain_design(f, unrevealed, float(floor), PROPOSALS.index(proposal), norm2)
     if weights is not None:
         unrevealed = unrevealed & (weights > 0)
@@ -968,7 +1018,10 @@ class SequentialEstimate:
             )
         n, W = self.n, self.W
         f = self.f
-        if not self.weighted:  # the numpy expressions below, fused: the same bits
+        if not self.weighted and pi.dtype == np.float64 and pi.shape == f.shape:
+            # the numpy expressions below, fused: the same bits (of a float64 design of the
+            # population's length only: numpy computes a float32 one in float32, and the
+            # kernel reads pi unchecked)
             center, z, lo, hi, variance = _plain_round(
                 f, pi, self.unrevealed, j, float(y), self.revealed_sum, _VARIANCE_FLOOR
             )
