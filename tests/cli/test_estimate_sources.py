@@ -587,3 +587,17 @@ def test_a_missing_calibration_is_named_before_the_results_files(tmp_path: Path)
         said = " ".join(out.output.split())
         assert out.exit_code == 2, said
         assert f"calibration {cal}: no such file or directory; expected a fit directory" in said
+
+
+def test_a_missing_calibration_is_named_first_with_live_too(tmp_path: Path) -> None:
+    """``compare CAL --live RUN.toml --store S`` with CAL missing named the configuration's
+    first problem (here its unknown section) and not the calibration, the first argument,
+    where ``estimate`` with the same arguments names the calibration."""
+    cal, run = tmp_path / "cal", tmp_path / "run.toml"
+    run.write_text('[endpoint]\nurl = "http://127.0.0.1:9/v1"\n')
+    for command in ("compare", "estimate"):
+        args = [command, str(cal), "--live", str(run), "--store", str(tmp_path / "r.duckdb")]
+        out = runner.invoke(app, args)
+        said = " ".join(out.output.split())
+        assert out.exit_code == 2, said
+        assert f"calibration {cal}: no such file or directory; expected a fit directory" in said

@@ -1393,6 +1393,7 @@ def _compare_live(
         )
     if not from_store:
         _refuse_store(files[0], "compare")
+        _refuse_missing(files[0])  # before the configuration is read, as estimate --live
     if options["proxy"] not in PROXIES:
         fail(f"--proxy {options['proxy']!r}: expected one of {', '.join(PROXIES)}")
     if out is not None:
