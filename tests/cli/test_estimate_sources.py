@@ -601,3 +601,16 @@ def test_a_missing_calibration_is_named_first_with_live_too(tmp_path: Path) -> N
         said = " ".join(out.output.split())
         assert out.exit_code == 2, said
         assert f"calibration {cal}: no such file or directory; expected a fit directory" in said
+
+
+def test_a_calibration_that_is_a_broken_link_is_named_as_one(tmp_path: Path) -> None:
+    """A CALIBRATION that is a symbolic link to nothing was said to be no such file (``ls``
+    lists it); the message names the link and where it points."""
+    cal = tmp_path / "cal"
+    cal.symlink_to(tmp_path / "gone")
+    out = runner.invoke(app, ["estimate", str(cal), str(tmp_path / "a")])
+    said = " ".join(out.output.split())
+    assert out.exit_code == 2, said
+    assert (
+        f"calibration {cal}: a symbolic link to {tmp_path / 'gone'}, which does not exist" in said
+    )

@@ -785,6 +785,11 @@ def _check_design(
 def _refuse_missing(calibration: Path) -> None:
     """A CALIBRATION that does not exist is said first, before the results files are read
     (``compare cal a`` with neither file named ``a``, the second argument)."""
+    if not calibration.exists() and calibration.is_symlink():
+        fail(
+            f"calibration {calibration}: a symbolic link to {os.readlink(calibration)}, which "
+            "does not exist; expected a fit directory or a response-matrix file"
+        )
     if not calibration.exists():
         fail(
             f"calibration {calibration}: no such file or directory; expected a fit directory or "
