@@ -407,3 +407,54 @@ def test_a_batch_size_or_grid_step_below_one_is_refused_not_a_traceback(key, bad
     pools = {"gap0.02": exact_gap_pool(Y.mean(axis=1), 0.02, 12)}
     with pytest.raises(InputError, match=rf"{key}={bad}; expected a positive integer"):
         run_experiment(Y, pools, ["ucbe"], seeds=1, budget=100, n_jobs=1, **{key: bad})
+
+
+def _held_task(task):
+    """A worker's task that holds its process 5 s (the pool's in-flight run)."""
+    import time
+
+    time.sleep(5.0)
+    return {"task": task}
+
+
+def test_a_signal_given_to_a_pool_thread_is_handled_while_a_stopped_pool_drains(monkeypatch):
+    """After a stop the parent waited for the runs in flight with no timeout: a signal the OS
+    gave one of the parent's threads (the pool's manager thread; a second Ctrl-C) was handled
+    only once every run in flight ended. Now it is handled within the poll (0.2 s)."""
+    import signal
+    import threading
+    import time
+
+    from latentbench.select import _experiment
+
+    class Handled(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Handled
+
+    monkeypatch.setattr(_experiment, "_run_task", _held_task)
+    monkeypatch.setattr(_experiment, "_init_worker", lambda settings: None)
+    stop = threading.Event()
+    sent: list[float] = []
+
+    def kick() -> None:
+        time.sleep(0.2)  # the workers have their tasks
+        stop.set()
+        time.sleep(0.2)  # the parent waits for the runs in flight
+        others = [t for t in threading.enumerate() if t is not threading.current_thread()]
+        others = [t for t in others if t is not threading.main_thread() and t.ident]
+        sent.append(time.monotonic())
+        signal.pthread_kill(others[0].ident, signal.SIGUSR1)
+
+    previous = signal.signal(signal.SIGUSR1, handler)
+    kicker = threading.Thread(target=kick)
+    try:
+        kicker.start()
+        with pytest.raises(Handled):
+            _experiment._run_local_pool(None, [("p", "s", 0), ("p", "s", 1)], 2, None, stop)
+        waited = time.monotonic() - sent[0]
+        assert waited < 1.5, waited  # 4 s before (the runs in flight's 5 s)
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+        kicker.join(10)

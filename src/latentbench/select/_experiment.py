@@ -709,7 +709,9 @@ def _run_local_pool(
             if stop_event is not None and stop_event.is_set():
                 for f in pending:
                     f.cancel()  # not started: never run; in flight: finishes
-                wait(pending)
+                while pending:  # with a timeout: a signal the OS gave a pool thread (a
+                    # second Ctrl-C) is handled on this thread, which only then runs Python
+                    _, pending = wait(pending, timeout=0.2)
                 break
         return [f.result() for f in futures if not f.cancelled()]
     except BaseException:  # a second Ctrl-C, a failed run: stop the workers, keep nothing
