@@ -328,3 +328,26 @@ def test_rebalancing_keeps_the_bits_of_the_loop_as_written(rank: int) -> None:
                 want = _rebalance_as_written(U, V, b, penalty, nonneg)
                 for x, y in zip(got, want, strict=True):
                     assert x.shape == y.shape and x.tobytes() == y.tobytes()
+
+
+def test_rebalancing_on_numbers_keeps_the_warnings_of_the_loop_on_arrays() -> None:
+    """A pass whose arithmetic leaves the finite numbers (a shift whose square overflows, a
+    spread of inf - inf) warned on arrays (NumPy's RuntimeWarning) and was silent on Python
+    floats when the loop then stopped (a flat factor, a spread <= 0): such a pass now hands
+    over to the loop on arrays, the same bits and the same warnings."""
+    from latentbench.irt._sparse import _scales, _scales_on_arrays
+
+    one = np.ones(1)
+    cases = [  # (target, su, flat): d = 5e299, whose square overflows; then stops
+        (np.array([1e300]), np.zeros(1), True),
+        (np.array([1e300]), np.full(1, -1e10), False),  # suu + 2 d su + n d d = -inf + inf
+    ]
+    for target, su, flat in cases:
+        args = (1.0, one[:, None].copy(), one, target, su, one, one, 1.0, 1, flat)
+        said = []
+        for scales in (_scales, _scales_on_arrays):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                c, d = scales(*args)
+            said.append((c.tobytes(), d.tobytes(), sorted(str(w.message) for w in caught)))
+        assert said[0] == said[1] and said[1][2], said

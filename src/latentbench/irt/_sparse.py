@@ -150,9 +150,10 @@ def _scales(
     (LAPACK's and the ufunc's own results), so the same bits with about a third of the array
     calls per pass (measured on the fits of a history-free selection: 106 -> 68 us a call at
     rank 1, where the loop on arrays was a quarter of the selection's CPU). A zero
-    denominator, or a scale that is 0 or not finite (where a Python division would raise and
-    NumPy's returns inf or NaN), hands over to the loop on arrays from the start: the same
-    result, NumPy's warnings included.
+    denominator, a scale that is 0 or not finite (where a Python division would raise and
+    NumPy's returns inf or NaN), or a diagonal, right-hand side or spread that is not finite
+    (an overflow or inf - inf: NumPy warns, Python does not) hands over to the loop on arrays
+    from the start: the same result, NumPy's warnings included.
     """
     r = on.size
     on_, target_, su_, suu_ = on.tolist(), target.tolist(), su.tolist(), suu.tolist()
@@ -164,15 +165,21 @@ def _scales(
     ratio = np.empty(r)
     for _ in range(20):
         A[...] = off
+        finite = True
         for k in range(r):
-            A[k, k] = scale_u * (c[k] * c[k]) + on_[k]
-            rhs[k] = target_[k] - lam_u * c[k] * c[k] * su_[k]
+            A[k, k] = a_kk = scale_u * (c[k] * c[k]) + on_[k]
+            rhs[k] = rhs_k = target_[k] - lam_u * c[k] * c[k] * su_[k]
+            finite = finite and math.isfinite(a_kk) and math.isfinite(rhs_k)
         try:
             d = np.linalg.solve(A, rhs)
         except np.linalg.LinAlgError:
             break
         shift = d.tolist()
         spread = [suu_[k] + 2 * shift[k] * su_[k] + n * shift[k] * shift[k] for k in range(r)]
+        if not (finite and all(map(math.isfinite, spread))):
+            # an overflow or inf - inf, which NumPy's arithmetic warns of and Python's does not
+            # (the loop may stop here, on a flat factor): the loop on arrays, and its warnings
+            return _scales_on_arrays(scale_u, off, on, target, su, suu, pull, lam_u, n, flat)
         if any(x <= 0 for x in spread) or flat:
             break
         for k in range(r):
