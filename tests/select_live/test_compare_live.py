@@ -153,6 +153,9 @@ def test_live_compare_cli_saves_the_result_and_resumes(live_setup):
     res = _cli(s, *args, "--json")
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
+    assert "[proxy] history, rank: select live's settings, not used by compare --live (it uses " \
+        "--budget, --seed, its own design, the calibration in place of a history)" in " ".join(
+            res.stderr.split())  # fmt: skip
     file = compare(cal_path, _table(s), model_a="model-3", model_b="model-0", budget=12, seed=2)
     assert data["items"] == list(file.items)
     assert (data["difference"], data["lower"], data["upper"]) == (

@@ -131,8 +131,17 @@ def test_live_estimate_cli(live_setup):
         env={s.key_env: s.api_key, "LATENTBENCH_CACHE_DIR": str(s.tmp / "cache")},
     )
     assert res.exit_code == 0, res.output
-    data = json.loads(res.output)
+    data = json.loads(res.stdout)
     assert data["model"] == "model-1" and data["n_evaluated"] == 8
+    # the configuration is select live's: what only select live reads is said, not silently
+    # dropped (its [run] budget = 96 and [proxy] history were ignored without a word)
+    said_line = " ".join(res.stderr.split())
+    assert (
+        "[run] budget = 96, seed = 7, batch_size = 8, init_batch = 8; [policy] refit_every; "
+        "[proxy] history, rank: select live's settings, not used by estimate --live (it uses "
+        "--budget, --seed, its own design, the calibration in place of a history)"
+    ) in said_line
+    assert any("not used by estimate --live" in note for note in data["warnings"])
     # capped: the hint keeps its "[run]" (rich read it as markup and printed "raise  spend_cap")
     capped = s.write_config(s.tmp / "capped.toml", run={"spend_cap": 3})
     args = ["estimate", str(cal_path), "--live", str(capped), "--store",
@@ -166,7 +175,7 @@ def test_live_estimate_calibrated_on_the_same_store(live_setup):
             "--model", "model-1", "--budget", "6", "--seed", "4", "--json"]  # fmt: skip
     res = CliRunner().invoke(app, args, env=env)
     assert res.exit_code == 0, res.output
-    data = json.loads(res.output)
+    data = json.loads(res.stdout)
     assert data["n_evaluated"] == 6 and data["calibration"]["source"] == f"{store}:hist"
     assert sum(s.state.answered.values()) == 6
     reference = estimate_live(
@@ -181,7 +190,7 @@ def test_live_estimate_calibrated_on_the_same_store(live_setup):
         assert db.benchmarks() == ["hist"]
     assert sorted(observed["item"]) == sorted(data["items"])
     res = CliRunner().invoke(app, args, env=env)  # re-run: replayed from the store
-    assert res.exit_code == 0 and json.loads(res.output)["options"]["live"]["n_paid"] == 0
+    assert res.exit_code == 0 and json.loads(res.stdout)["options"]["live"]["n_paid"] == 0
 
 
 @pytest.mark.slow
@@ -925,3 +934,29 @@ def test_a_live_estimate_whose_next_session_was_killed_is_not_said_stopped_runni
     assert f"model-1: {done.summary()}." in text
     assert "stopped (running)" not in text
     assert "did not finish (status running" in text, text
+
+
+def test_only_what_select_live_reads_is_said_unused():
+    """A configuration's select-only settings are named (estimate --live and compare --live
+    ran with their own budget, seed and design and said nothing); what they do read
+    (spend_cap, run_id, a default seed) is not."""
+    from latentbench.select._estimate_live import unused_settings_note
+    from latentbench.select.live import LiveConfig
+
+    model = {"name": "m", "base_url": "http://127.0.0.1:1/v1", "model": "m"}
+    base = {"items": {"path": "items.jsonl"}, "models": [model]}
+
+    def note(command="estimate --live", **sections):
+        return unused_settings_note(LiveConfig.from_dict({**base, **sections}, source="r.toml"),
+                                    command)  # fmt: skip
+
+    assert note() is None
+    assert note(run={"spend_cap": 5, "seed": 0, "run_id": "mine", "benchmark": "b"}) is None
+    assert note(run={"stop": "confidence", "epsilon": 0.01}, command="compare --live") == (
+        "r.toml: [run] stop = 'confidence', epsilon = 0.01: select live's settings, not used "
+        "by compare --live (it uses --margin and --budget)"
+    )
+    assert note(run={"policy": "ucbe"}, proxy={"history": "h.csv"}) == (
+        "r.toml: [run] policy = 'ucbe'; [proxy] history: select live's settings, not used by "
+        "estimate --live (it uses its own design, the calibration in place of a history)"
+    )

@@ -91,7 +91,7 @@ def test_live_estimate_cli_with_weights(live_setup):
         env={s.key_env: s.api_key, "LATENTBENCH_CACHE_DIR": str(s.tmp / "cache")},
     )  # fmt: skip
     assert res.exit_code == 0, res.output
-    data = json.loads(res.output)
+    data = json.loads(res.stdout)
     assert data["options"]["weights"]["n_groups"] == 2 and data["n_evaluated"] == 6
 
 

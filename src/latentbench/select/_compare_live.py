@@ -43,6 +43,7 @@ from latentbench.select._estimate_live import (
     _listed,
     record_live_session,
     stored_live_results,
+    unused_settings_note,
 )
 from latentbench.select._estimate_weights import ItemWeights, read_weights
 
@@ -169,6 +170,9 @@ def compare_live(
         kept = checked.weights[both] > 0
         pop = _weighted_pair(checked, both, name_a, name_b, notes, "the configuration holds")
         columns, both = columns[kept], pop
+    unused = unused_settings_note(cfg, "compare --live")
+    if unused:
+        notes.append(unused)
     swap = name_b < name_a  # the draw is the unordered pair's, as compare()'s
     x_name, y_name = (name_b, name_a) if swap else (name_a, name_b)
     key = _run_key(x_name, y_name, cal.hash, seed, floor, delta, proxy, checked)

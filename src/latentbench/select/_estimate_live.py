@@ -133,7 +133,7 @@ def estimate_live(
         A ``select live`` configuration (``[[models]]``, ``[items]``, ``[oracle]``,
         ``[scorer]``, ``[run]``: its ``spend_cap`` and ``run_id`` apply (``on_error`` must be
         ``"stop"``, the default: a failed cell scored 0 would void the interval); its
-        policy, budget and proxy are not used).
+        policy, budget and proxy are not used: a warning names those it sets).
     store : Store or path
         The DuckDB store; the run is recorded as a selection run whose id ends in
         ``-estimate-<hash>``: its observations, one decision per item (rounds 0, 1, ...) and
@@ -228,6 +228,9 @@ def estimate_live(
         weights=w_pop,
     )  # fmt: skip
     notes.extend(proxy_note(cal, proxy, seq.proxy_used))
+    unused = unused_settings_note(cfg)
+    if unused:
+        notes.append(unused)
     key = _run_key(seq, model, cal.hash, seed, proposal, floor, delta, checked)
     run_id = resolve_run_id(store, cfg, f"-estimate-{key}")
     inner = cfg.build_oracle(items)
@@ -338,6 +341,53 @@ def _estimate_config(
             "again)"
         )
     return cfg
+
+
+#: ``[run]`` keys that only ``select live`` reads, with what ``estimate --live`` and
+#: ``compare --live`` use instead
+_SELECT_ONLY_RUN = {
+    "budget": "--budget",
+    "seed": "--seed",
+    "batch_size": "its own design",
+    "init_batch": "its own design",
+    "policy": "its own design",
+    "stop": "--precision and --budget",
+    "epsilon": "--precision and --budget",
+}
+
+
+def unused_settings_note(cfg: LiveConfig, command: str = "estimate --live") -> str | None:
+    """The line naming what ``cfg`` sets that only ``select live`` reads (None when nothing).
+
+    ``[run]`` options of the selection (``budget``, ``seed``, ``batch_size``, ``init_batch``,
+    ``policy``, ``stop``, ``epsilon``) that differ from their defaults, a ``[policy]`` table
+    and a ``[proxy]`` table (its ``history``: the calibration stands in for it) are not used
+    by ``estimate --live`` and ``compare --live``, which take these from their own options:
+    a configuration written for ``select live`` would otherwise run with settings its author
+    did not choose, and nothing would say so.
+    """
+    from latentbench.select.live._options import RunOptions
+
+    default = RunOptions()
+    changed = [key for key in _SELECT_ONLY_RUN if getattr(cfg.run, key) != getattr(default, key)]
+    parts = [f"[run] {', '.join(f'{k} = {getattr(cfg.run, k)!r}' for k in changed)}"]
+    parts = parts if changed else []
+    instead = list(dict.fromkeys(_SELECT_ONLY_RUN[key] for key in changed))
+    if cfg.policy_options:
+        parts.append(f"[policy] {', '.join(sorted(cfg.policy_options))}")
+        instead.append("its own design")
+    proxy = [*(["history"] if cfg.history is not None else []), *sorted(cfg.proxy_options)]
+    if proxy:
+        parts.append(f"[proxy] {', '.join(proxy)}")
+        instead.append("the calibration in place of a history")
+    if not parts:
+        return None
+    if command.startswith("compare"):  # compare stops on its margin, not a precision
+        instead = [use.replace("--precision", "--margin") for use in instead]
+    return (
+        f"{cfg.source}: {'; '.join(parts)}: select live's settings, not used by {command} "
+        f"(it uses {', '.join(dict.fromkeys(instead))})"
+    )
 
 
 def _chosen_model(cfg: LiveConfig, model: str | None) -> str:
