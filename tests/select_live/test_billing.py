@@ -297,3 +297,21 @@ def test_a_signal_given_to_a_worker_thread_is_handled_while_requests_are_held(li
         s.state.release.set()
         kicker.join(30)
         oracle.close()
+
+
+def test_a_batch_stopped_early_counts_only_the_cells_it_took(live_setup):
+    """``n_calls`` ("cells evaluated") counted a whole batch when it was asked for: a batch
+    of 6 stopped after its first cell said 6, with 2 requested and 4 never sent."""
+    s = live_setup
+    endpoint = ChatEndpoint(
+        "model-0", f"http://127.0.0.1:{s.port}/v1", "model-0", api_key_env=s.key_env
+    )
+    oracle = ChatCompletionsOracle([endpoint], s.items, timeout=30.0, retries=0, concurrency=2)
+    cells = oracle.evaluate_cells(0, np.arange(6))
+    first = next(cells)
+    cells.close()  # the consumer stops: the cells not taken are cancelled
+    assert first.error is None and oracle.n_calls == 1
+    assert oracle.n_requests <= 3  # the two in flight and the one topped up, never six
+    taken = list(oracle.evaluate_cells(0, np.arange(6, 10)))
+    oracle.close()
+    assert len(taken) == 4 and oracle.n_calls == 5

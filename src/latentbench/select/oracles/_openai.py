@@ -337,7 +337,8 @@ class ChatCompletionsOracle(BatchFromCells):
     Attributes
     ----------
     n_calls : int
-        Cells evaluated. ``n_requests`` : int, HTTP requests sent (retries included; a
+        Cells evaluated (handed to the caller: a batch stopped early counts only the cells it
+        took). ``n_requests`` : int, HTTP requests sent (retries included; a
         refused connection or an unknown host sends none). ``n_empty`` : int, answers whose
         text was empty or blank (handed to the scorer as they are, noted on the cell; the run
         says how many). ``n_no_text`` : int, answers with ``content`` null (scored 0, noted).
@@ -764,7 +765,6 @@ class ChatCompletionsOracle(BatchFromCells):
             self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="latentbench")
         pool = self._pool
         items = [int(k) for k in np.asarray(item_indices).ravel()]
-        self.n_calls += len(items)
         queue = iter(list(enumerate(items)))
         pending: set[Future[CellResult]] = set()
 
@@ -787,6 +787,9 @@ class ChatCompletionsOracle(BatchFromCells):
                     # taken out only once consumed: an answered cell still counts against
                     # the bound until the consumer has it (and has stored it)
                     pending.discard(future)
+                    # counted as handed over: a batch stopped early (a Ctrl-C, a failed
+                    # cell) counted its cells never requested or cancelled too
+                    self.n_calls += 1
                     yield future.result()
                     top_up()
         finally:
