@@ -699,3 +699,37 @@ def test_tiny_on_the_command_line_checks_its_options_with_the_library(tmp_path, 
     said = " ".join(outcome.output.split())
     assert outcome.exit_code == 2 and "error: --floor 0.3; expected a value the library" in said
     assert "(the number of items to draw)" not in inspect.getsource(cli_estimate)
+
+
+def test_a_precision_alone_runs_until_it_is_reached(tmp_path):
+    """--precision with no --budget stopped at the default's 100 items, short of it (BFCL:
+    half-width 0.128 for an asked 0.03, with a warning to raise the budget): it now runs
+    until the precision; a --budget given still bounds it, and so does the Python twin's."""
+    rng = np.random.default_rng(3)
+    ability, easy = rng.normal(size=13), rng.normal(size=400)
+    Y = (rng.random((13, 400)) < 1 / (1 + np.exp(-(ability[:, None] + easy)))) * 1.0
+    cells = [(f"m{i}", str(j), Y[i, j]) for i in range(13) for j in range(400)]
+    frame = pd.DataFrame(cells, columns=["model", "item", "score"])
+    calibration, new = tmp_path / "calib.parquet", tmp_path / "new.csv"
+    frame[frame.model != "m12"].to_parquet(calibration)
+    frame[frame.model == "m12"].assign(model="x").to_csv(new, index=False)
+    args = ["estimate", str(calibration), str(new), "--precision", "0.08", "--json"]
+    outcome = runner.invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    data = json.loads(outcome.stdout)
+    assert data["stopped"] == "precision" and 100 < data["n_evaluated"] < 400
+    assert (data["upper"] - data["lower"]) / 2 <= 0.08 and data["options"]["budget"] is None
+    bounded = runner.invoke(app, [*args, "--budget", "100"])
+    assert bounded.exit_code == 0, bounded.output
+    data = json.loads(bounded.stdout)
+    assert data["stopped"] == "budget" and data["n_evaluated"] == 100
+    assert "precision 0.08 not reached" in " ".join(bounded.stderr.split())
+    from latentbench import ResponseMatrix, estimate
+    from latentbench.exceptions import DataWarning
+
+    matrix = ResponseMatrix.from_long(frame[frame.model != "m12"])
+    answers = frame[frame.model == "m12"].set_index("item")["score"]
+    twin = estimate(matrix, answers, model="x", precision=0.08)
+    assert twin.stopped == "precision" and twin.items == tuple(json.loads(outcome.stdout)["items"])
+    with pytest.warns(DataWarning, match="precision 0.08 not reached"):
+        assert estimate(matrix, answers, model="x", precision=0.08, budget=100).n_evaluated == 100

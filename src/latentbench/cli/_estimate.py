@@ -226,8 +226,9 @@ def estimate_command(
     ),
     budget: int | None = typer.Option(
         100,
-        help="Most items to evaluate (per model); without --precision the interval is sized "
-        "for the end of the budget (narrowest there).",
+        help="Most items to evaluate (per model; with --precision and no --budget, as many "
+        "as it takes); without --precision the interval is sized for the end of the budget "
+        "(narrowest there).",
     ),
     precision: float | None = typer.Option(
         None,
@@ -343,8 +344,10 @@ def estimate_command(
     calibration, responses = _sources(
         calibration, responses, live, store, benchmark, choice, source
     )
-    _check_design(items, live, precision, proposal, proxy,
-                  given=_given(ctx, ("budget", "seed", "floor", "proposal")))  # fmt: skip
+    given = _given(ctx, ("budget", "seed", "floor", "proposal"))
+    _check_design(items, live, precision, proposal, proxy, given=given)
+    if precision is not None and "budget" not in given:  # until the precision is reached
+        budget = None
     proposal_kind: Any = proposal  # one of PROPOSALS (checked above)
     proxy_kind: Any = proxy
     with clean_warnings():

@@ -24,6 +24,7 @@ from latentbench._progress import ProgressCallback, notify
 from latentbench.exceptions import InputError, LiveStop
 from latentbench.io import SnapshotWriter
 from latentbench.select._estimate import (
+    _DEFAULT_BUDGET,
     EstimateResult,
     Proposal,
     Proxy,
@@ -33,6 +34,7 @@ from latentbench.select._estimate import (
     _rng,
     _Said,
     _weighted,
+    precision_budget,
     proxy_note,
     run_sequential,
 )
@@ -111,7 +113,7 @@ def estimate_live(
     store: Store | str | os.PathLike[str],
     *,
     model: str | None = None,
-    budget: int | None = 100,
+    budget: int | None = _DEFAULT_BUDGET,
     precision: float | None = None,
     delta: float = 0.05,
     seed: int = 0,
@@ -150,7 +152,8 @@ def estimate_live(
     budget, precision, delta, seed, proposal, floor, rank, proxy
         As in :func:`~latentbench.select.estimate` (the run's id covers the proxy that ran
         when it is not ``irt``, so a run started before the ridge proxy existed resumes with
-        ``proxy="irt"``).
+        ``proxy="irt"``). A ``precision`` with no budget given runs until it is reached:
+        ``[run] spend_cap`` bounds what it pays.
     stop_event : threading.Event, optional
         Set it to stop after the item in flight.
     weights : path, DataFrame, Series or mapping, optional
@@ -187,6 +190,7 @@ def estimate_live(
     )
 
     _check_options(budget, precision, delta)
+    budget = precision_budget(budget, precision)
     check_design_options(floor, proposal, "dr", proxy)  # before the store or the calibration
     cfg = _estimate_config(config)
     if not isinstance(store, Store):
