@@ -954,7 +954,7 @@ def test_only_what_select_live_reads_is_said_unused():
     assert note(run={"spend_cap": 5, "seed": 0, "run_id": "mine", "benchmark": "b"}) is None
     assert note(run={"stop": "confidence", "epsilon": 0.01}, command="compare --live") == (
         "r.toml: [run] stop = 'confidence', epsilon = 0.01: select live's settings, not used "
-        "by compare --live (it uses --margin and --budget)"
+        "by compare --live (it uses margin= and budget=)"
     )
     assert note(run={"policy": "ucbe"}, proxy={"history": "h.csv"}) == (
         "r.toml: [run] policy = 'ucbe'; [proxy] history: select live's settings, not used by "

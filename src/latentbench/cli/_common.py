@@ -391,6 +391,9 @@ def _device_flag(match: re.Match[str]) -> str:
     return shown + ("; expected a PyTorch device" if match.group(2) else "")
 
 
+_KEYWORD = re.compile(r"\b(\w+)=")
+"""A Python keyword spelling (``budget=``), its name the group."""
+
 _SPELLINGS = (
     # fit: a device refused (malformed, before any data; or not there, when the fit starts)
     (
@@ -445,6 +448,11 @@ _SPELLINGS = (
         lambda m: f"{_flag_value(m.group(1), m.group(2))} was given, but ",
     ),
     (re.compile(r"^precision with calibration "), "--precision with calibration "),  # tiny
+    # estimate / compare --live: the select live settings they do not use, and their own
+    (
+        re.compile(r"(?<=not used by )((?:estimate|compare) --live) \(it uses ([^)]*)\)"),
+        lambda m: m.group(1) + " (it uses " + _KEYWORD.sub(r"--\1", m.group(2)) + ")",
+    ),
     # estimate / compare / tiny advice (select._estimate*, select._compare_live)
     (re.compile(rf"\((group|label)=({_QUOTED_NAME})\)"), _name_flag),
     (re.compile(r"\bwithout group=(?![\w'\"])"), "without --group"),

@@ -1824,6 +1824,9 @@ class _DefaultText(str):
 
 
 _DEFAULT_BUDGET = _Default(100)
+_DEFAULT_SEED = _Default(0)
+_DEFAULT_FLOOR = _DefaultFloat(0.5)
+_DEFAULT_PROPOSAL: Any = _DefaultText("residual")
 
 
 def precision_budget(budget: int | None, precision: float | None) -> int | None:
@@ -1832,9 +1835,6 @@ def precision_budget(budget: int | None, precision: float | None) -> int | None:
     ``budget``. A precision alone stopped at the default's 100 items, short of it (BFCL:
     half-width 0.128 for an asked 0.03, reached after 595 items)."""
     return None if precision is not None and budget is _DEFAULT_BUDGET else budget
-_DEFAULT_SEED = _Default(0)
-_DEFAULT_FLOOR = _DefaultFloat(0.5)
-_DEFAULT_PROPOSAL: Any = _DefaultText("residual")
 
 
 _MIN_DELTA = 1e-16

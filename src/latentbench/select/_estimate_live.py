@@ -350,13 +350,13 @@ def _estimate_config(
 #: ``[run]`` keys that only ``select live`` reads, with what ``estimate --live`` and
 #: ``compare --live`` use instead
 _SELECT_ONLY_RUN = {
-    "budget": "--budget",
-    "seed": "--seed",
+    "budget": "budget=",
+    "seed": "seed=",
     "batch_size": "its own design",
     "init_batch": "its own design",
     "policy": "its own design",
-    "stop": "--precision and --budget",
-    "epsilon": "--precision and --budget",
+    "stop": "precision= and budget=",
+    "epsilon": "precision= and budget=",
 }
 
 
@@ -387,7 +387,7 @@ def unused_settings_note(cfg: LiveConfig, command: str = "estimate --live") -> s
     if not parts:
         return None
     if command.startswith("compare"):  # compare stops on its margin, not a precision
-        instead = [use.replace("--precision", "--margin") for use in instead]
+        instead = [use.replace("precision=", "margin=") for use in instead]
     return (
         f"{cfg.source}: {'; '.join(parts)}: select live's settings, not used by {command} "
         f"(it uses {', '.join(dict.fromkeys(instead))})"
