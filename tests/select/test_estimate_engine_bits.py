@@ -423,6 +423,18 @@ def test_an_unweighted_design_refuses_arrays_of_other_shapes_as_numpy_did():
         design_probabilities(f, np.ones(10, dtype=bool), 0.5, "residual", np.ones(50))
 
 
+def test_a_design_refuses_a_proposal_it_does_not_know():
+    """An unknown proposal fell back to a uniform design without a word (the public callers
+    check the name first; the design itself now does too, weighted or not)."""
+    from latentbench.exceptions import InputError
+    from latentbench.select._estimate_design import design_probabilities
+
+    f, unrevealed = np.linspace(0.1, 0.9, 50), np.ones(50, dtype=bool)
+    for weights in (None, np.ones(50)):
+        with pytest.raises(InputError, match="proposal='fisher'; expected one of residual"):
+            design_probabilities(f, unrevealed, 0.5, "fisher", np.ones(50), weights=weights)
+
+
 def test_a_round_of_a_float32_design_is_the_numpy_round_bits():
     """:meth:`SequentialEstimate.observe` given a float32 design computes its round as the
     numpy expressions did (``n * pi`` in float32), not the float64 kernel's other bits."""

@@ -483,6 +483,8 @@ def design_probabilities(
     ):  # the same bits, fused (_plain_design; float64 only: numpy keeps a float32 in float32;
         # arrays of one length only: the kernel reads them unchecked, numpy raised)
         return _plain_design(f, unrevealed, float(floor), PROPOSALS.index(proposal), norm2)
+    if proposal not in PROPOSALS:  # it fell back to a uniform design without a word
+        raise InputError(f"proposal={proposal!r}; expected one of {', '.join(PROPOSALS)}")
     if weights is not None:
         unrevealed = unrevealed & (weights > 0)
     count = int(unrevealed.sum())
@@ -493,7 +495,7 @@ def design_probabilities(
         q = np.sqrt(var)
     elif proposal == "information":
         q = norm2 * var
-    else:
+    else:  # uniform
         q = np.ones_like(f)
     if weights is None:
         q[~unrevealed] = 0.0  # np.where(unrevealed, q, 0.0), in place (q is this call's)
