@@ -639,13 +639,18 @@ _SPELLINGS = (
     (
         re.compile(
             r"^(responses|selection|run_id|n_boot|method|n_jobs|seed)="
-            r"(?=\S+: not an option of an exp)"
+            r"(?=\S+: not an option of (?:an exp|a selection run's|a report of|a responses f|"
+            r"a report without))"
         ),
         lambda m: {"run_id": "--run-id ", "n_boot": "--bootstrap ", "n_jobs": "--jobs "}.get(
             m.group(1), f"--{m.group(1)} "
         ),
     ),
     (re.compile(r"^method=(?='\w*'; expected 'items' or 'parametric')"), "--method "),
+    (re.compile(r"\bn_boot=N \(N >= (\d+)\)"), r"--bootstrap N (N >= \1)"),
+    (re.compile(r"(?<=: not an option of a report )without n_boot\b"), "without --bootstrap"),
+    (re.compile(r"\bexpected run_id only with\b"), "expected --run-id only with"),
+    (re.compile(r"\bexpected responses only with\b"), "expected --responses only with"),
     # last: its output quotes the benchmark's name, which no rewrite above may touch (a
     # benchmark named 'model' was advised as --metric '--model NAME')
     (
