@@ -565,6 +565,14 @@ _SPELLINGS = (
     (re.compile(r"\bsplit='(date|random)'"), r"--split \1"),
     (re.compile(r"; pass dates= or use --split random"), "; use --split random"),
     (re.compile(r"^rank=(?=\S+: \S.* is already fitted)"), "--rank "),
+    # a proxy's rank given with a policy that learns none (select._replay)
+    (
+        re.compile(
+            r"^rank='?([\w.+-]+)'? not used: (policy|policies) ('[^']*') (learns?) no proxy, "
+            r"and rank is the proxy's; drop rank\b"
+        ),
+        r"--rank \1 not used: --\2 \3 \4 no proxy, and --rank is the proxy's; drop --rank",
+    ),
     # rank="auto" whose choice predicts worse than the additive model (TwoPL.select_rank)
     (re.compile(r"^rank='auto': the chosen rank"), "--rank auto: the chosen rank"),
     (re.compile(r"the joint-ML fit \(prior=None\) overfits"), "the --joint-ml fit overfits"),
