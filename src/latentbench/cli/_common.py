@@ -582,6 +582,14 @@ _SPELLINGS = (
         "the default fit's priors (without --joint-ml) keep",
     ),
     (
+        re.compile(
+            r"^floor=(\S+) not used: proposal='uniform' (.*); drop floor, or choose "
+            r"proposal='residual' or 'information'$"
+        ),
+        r"--floor \1 not used: --proposal uniform \2; drop --floor, or choose --proposal "
+        r"residual or information",
+    ),
+    (
         re.compile(r"^(proposal|floor)=(\S+) with a fixed design \(items=\)"),
         r"--\1 \2 with --items",
     ),
