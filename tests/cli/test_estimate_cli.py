@@ -733,3 +733,35 @@ def test_a_precision_alone_runs_until_it_is_reached(tmp_path):
     assert twin.stopped == "precision" and twin.items == tuple(json.loads(outcome.stdout)["items"])
     with pytest.warns(DataWarning, match="precision 0.08 not reached"):
         assert estimate(matrix, answers, model="x", precision=0.08, budget=100).n_evaluated == 100
+
+
+def test_a_floor_the_uniform_proposal_does_not_use_is_said(tmp_path):
+    """`estimate --proposal uniform --floor 0.3` drew the same items with the same interval
+    as without --floor, not a word said (the floor is the uniform share of the residual or
+    information design: the uniform one is uniform whatever it is). Now a warning names the
+    floor and the proposal, kept in the result's warnings; the estimate is unchanged, and no
+    word without --floor or with another proposal."""
+    import warnings
+
+    from latentbench.exceptions import DataWarning
+    from latentbench.select import estimate
+
+    calibration, new = _calibration(tmp_path)
+    answers = pd.read_csv(new, dtype={"item": str}).set_index("item")["score"]
+    plain = estimate(calibration, answers, proposal="uniform", budget=20)
+    with pytest.warns(DataWarning, match=r"^floor=0\.3 not used: proposal='uniform' draws"):
+        floored = estimate(calibration, answers, proposal="uniform", floor=0.3, budget=20)
+    assert (floored.items, floored.score, floored.lower) == (plain.items, plain.score, plain.lower)
+    assert any(w.startswith("floor=0.3 not used") for w in floored.warnings)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)
+        estimate(calibration, answers, proposal="residual", floor=0.3, budget=20)
+    said = (
+        "warning: --floor 0.5 not used: --proposal uniform draws the same design whatever the floor"
+    )
+    args = ["estimate", str(calibration), str(new), "--budget", "20", "--proposal", "uniform"]
+    for extra, warned in ((["--floor", "0.5"], True), ([], False)):  # the default's value too
+        outcome = runner.invoke(app, [*args, *extra])
+        text = " ".join(outcome.output.split())
+        assert outcome.exit_code == 0 and (said in text) is warned, text
+        assert "floor=" not in text and "after 20 of 40 items" in text

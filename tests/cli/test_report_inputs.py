@@ -401,3 +401,49 @@ def test_a_fit_folder_moved_with_its_responses_finds_them(tmp_path, monkeypatch)
     text = " ".join(outcome.output.split())
     assert f"{machine_a / 'responses.csv'} (recorded in fit.json) not found; not used" in text
     assert "not computed" in text
+
+
+def test_options_a_reports_page_does_not_read_are_refused_not_ignored(tmp_path):
+    """A selection run's page has no fit to bootstrap and no responses to add, --run-id
+    chooses a run of a live-run store only, a responses file is its own responses, and
+    --method/--jobs/--seed are the bootstrap's: each was accepted and the page written as
+    without it, not a word said."""
+    from latentbench.exceptions import InputError
+    from latentbench.report import report_from
+
+    data = _small_wide(tmp_path)
+    fit, sel = tmp_path / "fit", tmp_path / "sel"
+    TwoPL().fit(ResponseMatrix.read(data)).save(fit)
+    made = runner.invoke(app, ["select", "replay", str(data), "--no-history", "--policy", "ucbe",
+                               "--budget", "20", "-q", "--out", str(sel)])  # fmt: skip
+    assert made.exit_code == 0, made.output
+    run = "not an option of a selection run's report"
+    no_boot = "not an option of a report without --bootstrap"
+    cases = [
+        ([sel, "--bootstrap", "200"], f"--bootstrap 200: {run}"),
+        ([sel / "selection.json", "--responses", data], f"--responses {data}: {run}"),
+        ([sel, "--method", "parametric"], f"--method parametric: {run}"),
+        ([sel, "--seed", "3"], f"--seed 3: {run}"),
+        ([sel, "--run-id", "r1"], "--run-id r1: not an option of a report of a selection run"),
+        ([fit, "--run-id", "r1"], "--run-id r1: not an option of a report of a fit directory"),
+        ([data, "--responses", data], f"--responses {data}: not an option of a responses file's"),
+        ([fit, "--method", "parametric"], f"--method parametric: {no_boot}"),
+        ([fit, "--jobs", "2"], f"--jobs 2: {no_boot}"),
+        ([data, "--seed", "5"], f"--seed 5: {no_boot}"),
+    ]
+    out = tmp_path / "r.html"
+    for args, said in cases:
+        outcome = runner.invoke(app, ["report", *map(str, args), "--out", str(out)])
+        text = " ".join(outcome.output.split())
+        assert outcome.exit_code == 2 and said in text, (args, text)
+        assert not out.exists()
+    # the Python twin refuses them alike, in its keywords
+    with pytest.raises(InputError, match=r"^n_boot=200: not an option of a selection run's"):
+        report_from(sel, n_boot=200)
+    with pytest.raises(InputError, match=r"^run_id=r1: not an option of a report of a fit dir"):
+        report_from(fit, run_id="r1")
+    with pytest.raises(InputError, match=r"^seed=5: not an option of a report without n_boot"):
+        report_from(fit, seed=5)
+    # the options a selection run's page reads are taken as before
+    outcome = runner.invoke(app, ["report", str(sel), "--top", "3", "--out", str(out), "-q"])
+    assert outcome.exit_code == 0, outcome.output

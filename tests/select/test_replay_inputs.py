@@ -99,6 +99,47 @@ def test_a_given_history_of_a_policy_without_a_proxy_is_said_unused():
     assert "learn the proxy; 4 candidates" in run.params["history"]["note"]
 
 
+def test_a_rank_for_a_policy_without_a_proxy_is_said_unused(tmp_path):
+    """`select replay FILE --no-history --policy ucbe --rank 3` (and `experiment --policies
+    ucbe,uniform --rank 3`) ran without a word, the rank of a proxy none of them learns;
+    the history-free note said "the proxy is learned from their own revealed cells". Now a
+    warning names the rank and the policy, in the flags' words on the command line; the run
+    is the same, and a policy with a proxy takes the rank silently."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.select import experiment_from_matrix
+
+    cand = _matrix([f"m{i}" for i in range(4)], seed=0)
+    plain = replay(cand, no_history=True, policy="ucbe", budget=20)
+    said = r"^rank=3 not used: policy 'ucbe' learns no proxy, and rank is the proxy's"
+    with pytest.warns(DataWarning, match=said):
+        ranked = replay(cand, no_history=True, policy="ucbe", budget=20, rank=3)
+    assert ranked.estimates.tolist() == plain.estimates.tolist()
+    note = ranked.params["history"]["note"]
+    assert note.endswith("all 4 models are candidates; this policy learns no proxy"), note
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)
+        replay(cand, no_history=True, policy="pulse", budget=20, rank=1)
+        replay(cand, no_history=True, policy="uniform", budget=20, rank="auto")
+    with pytest.warns(DataWarning, match="policies 'ucbe,uniform' learn no proxy"):
+        experiment_from_matrix(_matrix([f"m{i}" for i in range(8)], seed=2), pools="full",
+                               policies=["ucbe", "uniform"], seeds=1, budget=20, rank=2,
+                               pool_size=4, n_jobs=1)  # fmt: skip
+    _register()
+    path = tmp_path / "cand.csv"
+    cand.to_long().to_csv(path, index=False)
+    args = ["select", "replay", str(path), "--no-history", "--policy", "uniform", "--rank", "2",
+            "--budget", "20", "-q", "--out", str(tmp_path / "run")]  # fmt: skip
+    outcome = CliRunner().invoke(app, args)
+    assert outcome.exit_code == 0, outcome.output
+    text = " ".join(outcome.output.split())
+    assert (
+        "warning: --rank 2 not used: --policy 'uniform' learns no proxy, and --rank is the "
+        "proxy's; drop --rank" in text
+    ), text
+
+
 @pytest.mark.parametrize(("low", "high", "n"), [(0.985, 0.998, 6), (0.0, 0.02, 10)])
 def test_a_saturated_or_very_hard_benchmark_runs_without_a_history(low, high, n):
     # the first batch's scores all equal: the online proxy's rank-2 start ran ARPACK on an

@@ -291,6 +291,20 @@ def test_live_estimate_checks_its_design_before_any_work(live_setup):
         assert not path.exists()
 
 
+def test_live_estimate_says_a_floor_the_uniform_proposal_does_not_use(live_setup):
+    """estimate_live(..., proposal="uniform", floor=0.3) ran as without the floor, unsaid
+    (as estimate did): the warning names it and the result keeps it in its warnings."""
+    s = live_setup
+    config, cal = s.write_config(), _calibration(s)
+    with pytest.warns(DataWarning, match=r"floor=0\.3 not used: proposal='uniform'"):
+        one = estimate_live(cal, config, s.tmp / "f.duckdb", model="model-0", budget=4,
+                            proposal="uniform", floor=0.3)  # fmt: skip
+    assert any(w.startswith("floor=0.3 not used") for w in one.warnings)
+    other = estimate_live(cal, config, s.tmp / "g.duckdb", model="model-0", budget=4,
+                          proposal="uniform")  # fmt: skip
+    assert not any("floor" in w for w in other.warnings)
+
+
 def test_live_estimate_refuses_failed_cells_scored_zero(live_setup):
     """on_error = "zero" scored a failed cell 0 in the estimate without a word (a model
     whose every request failed printed score 0.000 [0.000, 0.252], exit 0): refused before

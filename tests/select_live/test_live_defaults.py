@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
+import pytest
 
 from latentbench.io.store import Store
 from latentbench.select import MatrixOracle, SelectionRecord, default_schedule
@@ -128,10 +131,37 @@ def test_a_history_a_policy_does_not_use_is_said_unused(live_setup):
             live = run_live(LiveConfig.from_toml(path), db, oracle=MatrixOracle(s.Y))
         record = SelectionRecord.from_store(db, live.run_id)
     said = [str(w.message) for w in seen if issubclass(w.category, DataWarning)]
-    assert [m for m in said if words in m] == [
-        f"{path}: [proxy] history ({s.tmp / 'history.csv'}) {words}"
+    assert [m for m in said if words in m] == [  # its rank = 2 as unused as the history
+        f"{path}: [proxy] history ({s.tmp / 'history.csv'}), rank {words}"
     ]
     assert not [m for m in said if "candidates" in m]  # no leak: nothing learns their answers
     assert live.selection is not None and words in live.message
     assert words in record.params["history"]["note"]
     assert "candidates in the history" not in record.params
+
+
+def test_proxy_options_a_policy_does_not_use_are_said_unused(live_setup):
+    """``policy = "ucbe"`` with ``[proxy] rank = 2`` and no history ran without a word (the
+    rank of a proxy UCB-E does not learn); now said as the unused history is, in the warning,
+    the message and the record. PULSE, which learns the proxy, says nothing of it."""
+    import warnings
+
+    from latentbench.exceptions import DataWarning
+
+    s = live_setup
+    path = s.write_config(run={"policy": "ucbe"})
+    path.write_text(
+        path.read_text().replace("refit_every = 3\n", "").replace('history = "history.csv"\n', "")
+    )
+    words = "[proxy] rank given, which this policy does not use (it learns no proxy)"
+    with Store(s.tmp / "rank.duckdb") as db:
+        with pytest.warns(DataWarning, match=re.escape(f"{path}: {words}")):
+            live = run_live(LiveConfig.from_toml(path), db, oracle=MatrixOracle(s.Y))
+        record = SelectionRecord.from_store(db, live.run_id)
+    assert live.selection is not None and words in live.message
+    assert record.params["history"] == {"source": "none", "note": words}
+    path = s.write_config(s.tmp / "pulse.toml")  # history and rank = 2, both used
+    with Store(s.tmp / "pulse.duckdb") as db, warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        run_live(LiveConfig.from_toml(path), db, oracle=MatrixOracle(s.Y))
+    assert not [w for w in seen if "does not use" in str(w.message)]

@@ -573,6 +573,14 @@ _SPELLINGS = (
     (re.compile(r"\bsplit='(date|random)'"), r"--split \1"),
     (re.compile(r"; pass dates= or use --split random"), "; use --split random"),
     (re.compile(r"^rank=(?=\S+: \S.* is already fitted)"), "--rank "),
+    # a proxy's rank given with a policy that learns none (select._replay)
+    (
+        re.compile(
+            r"^rank='?([\w.+-]+)'? not used: (policy|policies) ('[^']*') (learns?) no proxy, "
+            r"and rank is the proxy's; drop rank\b"
+        ),
+        r"--rank \1 not used: --\2 \3 \4 no proxy, and --rank is the proxy's; drop --rank",
+    ),
     # rank="auto" whose choice predicts worse than the additive model (TwoPL.select_rank)
     (re.compile(r"^rank='auto': the chosen rank"), "--rank auto: the chosen rank"),
     (re.compile(r"the joint-ML fit \(prior=None\) overfits"), "the --joint-ml fit overfits"),
@@ -580,6 +588,14 @@ _SPELLINGS = (
     (
         re.compile(r"the default prior \(prior='auto'\) keeps"),
         "the default fit's priors (without --joint-ml) keep",
+    ),
+    (
+        re.compile(
+            r"^floor=(\S+) not used: proposal='uniform' (.*); drop floor, or choose "
+            r"proposal='residual' or 'information'$"
+        ),
+        r"--floor \1 not used: --proposal uniform \2; drop --floor, or choose --proposal "
+        r"residual or information",
     ),
     (
         re.compile(r"^(proposal|floor)=(\S+) with a fixed design \(items=\)"),
@@ -647,13 +663,18 @@ _SPELLINGS = (
     (
         re.compile(
             r"^(responses|selection|run_id|n_boot|method|n_jobs|seed)="
-            r"(?=\S+: not an option of an exp)"
+            r"(?=\S+: not an option of (?:an exp|a selection run's|a report of|a responses f|"
+            r"a report without))"
         ),
         lambda m: {"run_id": "--run-id ", "n_boot": "--bootstrap ", "n_jobs": "--jobs "}.get(
             m.group(1), f"--{m.group(1)} "
         ),
     ),
     (re.compile(r"^method=(?='\w*'; expected 'items' or 'parametric')"), "--method "),
+    (re.compile(r"\bn_boot=N \(N >= (\d+)\)"), r"--bootstrap N (N >= \1)"),
+    (re.compile(r"(?<=: not an option of a report )without n_boot\b"), "without --bootstrap"),
+    (re.compile(r"\bexpected run_id only with\b"), "expected --run-id only with"),
+    (re.compile(r"\bexpected responses only with\b"), "expected --responses only with"),
     # last: its output quotes the benchmark's name, which no rewrite above may touch (a
     # benchmark named 'model' was advised as --metric '--model NAME')
     (

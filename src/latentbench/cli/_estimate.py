@@ -267,7 +267,9 @@ def estimate_command(
     proposal: str = typer.Option(
         "residual", help="Design: residual (predicted sd), information or uniform."
     ),
-    floor: float = typer.Option(0.5, help="Uniform share of the design, in (0, 1]."),
+    floor: float = typer.Option(
+        0.5, help="Uniform share of the design, in (0, 1] (--proposal uniform has no use for it)."
+    ),
     proxy: str = typer.Option(
         "irt",
         help="Predictions: irt (the IRT model alone) or ridge (IRT corrected from the "
@@ -370,11 +372,13 @@ def estimate_command(
             seed=seed,
             items=items,
             proposal=proposal_kind,
-            floor=floor,
             rank=rank,
             proxy=proxy_kind,
             quiet=quiet,
             weights=weights,
+            # given only: the default's own object tells a floor the uniform proposal does
+            # not use (warned) from none
+            **({"floor": floor} if "floor" in given else {}),
         )
     wrote = _save_estimates(out, outcome)
     if as_json:
@@ -553,7 +557,8 @@ def _estimate(
                                 progress=progress, **options)  # fmt: skip
         return EstimateSet((one,), single=True)
     if options["items"] is not None:  # a fixed design: its own size, seed, floor (checked)
-        del options["budget"], options["seed"], options["floor"], options["proposal"]
+        del options["budget"], options["seed"], options["proposal"]
+        options.pop("floor", None)  # passed only when given (refused with --items)
     answers: Any = responses
     if source != "table" and responses is not None:  # a tool's results, read as ingest does
         answers = read_responses(

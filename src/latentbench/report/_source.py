@@ -364,13 +364,14 @@ def report_from(
         Models / rows shown in figures and long tables.
     n_boot : int
         Bootstrap replicates for ability and rank intervals (0: plug-in, at least
-        :data:`MIN_REPORT_BOOTSTRAP` otherwise); needs responses.
+        :data:`MIN_REPORT_BOOTSTRAP` otherwise); needs responses. A fit directory or a
+        responses file only (a selection run's page has no fit to bootstrap).
     method : {"items", "parametric"}
-        The bootstrap's resampling.
+        The bootstrap's resampling (with ``n_boot`` only).
     n_jobs : int
-        Bootstrap worker processes (-1: all cores).
+        Bootstrap worker processes (-1: all cores; with ``n_boot`` only).
     seed : int
-        Bootstrap seed.
+        Bootstrap seed (with ``n_boot`` only).
     progress : callable, optional
         ``progress(phase, done=None, total=None)``, called as the work goes.
     force : bool, default False
@@ -379,6 +380,14 @@ def report_from(
     Returns
     -------
     Report
+
+    Raises
+    ------
+    InputError
+        An option the page of ``source`` does not read (it was accepted and ignored):
+        ``responses``, ``n_boot`` and the bootstrap's options for a selection run,
+        ``run_id`` for anything but a live-run store, ``responses`` for a responses file,
+        ``method``, ``n_jobs`` or ``seed`` without ``n_boot``; an option refused by value.
     """
     seed = check_seed(seed, "seed")
     from latentbench.report._html import build_report
@@ -408,6 +417,8 @@ def report_from(
                  "n_jobs": None if n_jobs == 1 else n_jobs,
                  "seed": seed or None}  # fmt: skip
         return _experiment_page(kind, source, out, title=title, top=top, given=given, run_id=run_id)
+    _check_page_options(kind, source, responses=responses, run_id=run_id, n_boot=n_boot,
+                        method=method, n_jobs=n_jobs, seed=seed)  # fmt: skip
     if 0 < n_boot < MIN_REPORT_BOOTSTRAP:  # (after an experiment's report refused it)
         raise _too_few_replicates(n_boot)
     if kind in ("selection", "store"):
@@ -505,6 +516,58 @@ def _dropped_items_notes(kind: _Kind, source: Path, matrix: Any) -> list[str]:
         f"responses: {len(items)} item(s) with no observed score left out when the responses "
         f"were read ({shown}): the fit has no parameters for them"
     ]
+
+
+def _check_page_options(
+    kind: _Kind,
+    source: Path,
+    *,
+    responses: str | os.PathLike[str] | None,
+    run_id: str | None,
+    n_boot: int,
+    method: str,
+    n_jobs: int,
+    seed: int,
+) -> None:
+    """Refuse an option that the page of ``source`` (a fit, a responses file or a selection
+    run: ``kind``) does not read, which was accepted and ignored: a selection run's page has
+    no fit to bootstrap and no responses to add; ``run_id`` chooses a run of a live-run store
+    only; a responses file is its own responses; ``method``, ``n_jobs`` and ``seed`` are the
+    bootstrap's, which ``n_boot=0`` does not run. Options left at their defaults are not
+    given (as :func:`_experiment_page` reads them)."""
+    bootstrap = {"method": None if method == "items" else method,
+                 "n_jobs": None if n_jobs == 1 else n_jobs, "seed": seed or None}  # fmt: skip
+    refused: list[tuple[str, object, str]] = []
+    if kind in ("selection", "store"):
+        run = (
+            f"a selection run's report ({source} is a selection run, whose page is drawn from "
+            "its record: no fit to bootstrap and no responses to add); expected it only with a "
+            "fit directory or a responses file"
+        )
+        given = {"responses": responses, "n_boot": n_boot or None, **bootstrap}
+        refused += [(name, value, run) for name, value in given.items()]
+    if run_id is not None and kind != "store":
+        what = {"fit": f"a fit directory ({source})", "responses": f"a responses file ({source})"}
+        of = what.get(kind, f"a selection run ({source}: its selection.json holds one run)")
+        refused.append(
+            ("run_id", run_id, f"a report of {of}; expected run_id only with a live-run store "
+             "(.duckdb), to choose one of its runs")
+        )  # fmt: skip
+    if kind == "responses" and responses is not None:
+        refused.append(
+            ("responses", responses, f"a responses file's report ({source} is the responses, "
+             "fitted for the page); expected responses only with a fit directory")
+        )  # fmt: skip
+    if kind in ("fit", "responses") and not n_boot:
+        why = (
+            "a report without n_boot (a bootstrap option, and n_boot=0 draws no replicates: "
+            "the intervals are plug-in); expected n_boot=N (N >= "
+            f"{MIN_REPORT_BOOTSTRAP}) with it, or drop it"
+        )
+        refused += [(name, value, why) for name, value in bootstrap.items()]
+    for name, value, why in refused:
+        if value is not None:
+            raise InputError(f"{name}={value}: not an option of {why}")
 
 
 def _check_run_options(

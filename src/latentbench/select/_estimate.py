@@ -110,6 +110,21 @@ def proxy_note(cal: Calibration, proxy: str, used: str) -> list[str]:
     ]
 
 
+def floor_note(proposal: str, floor: float) -> list[str]:
+    """The warning when a ``floor`` was given with the uniform proposal, which does not use
+    it (``pi_j = (1 - floor) / |U| + floor / |U|``, weighted alike: the same design whatever
+    the floor); a floor left at its default (:data:`_DEFAULT_FLOOR`, the object) says
+    nothing."""
+    if proposal != "uniform" or floor is _DEFAULT_FLOOR:
+        return []
+    return [
+        f"floor={floor!r} not used: proposal='uniform' draws the same design whatever the "
+        "floor (every unrevealed item alike, or in proportion to its weight), the floor being "
+        "the uniform share of the residual or information design; drop floor, or choose "
+        "proposal='residual' or 'information'"
+    ]
+
+
 @dataclass(frozen=True)
 class EstimateResult:
     """A new model's estimated full-benchmark score, ability and rank.
@@ -1995,7 +2010,8 @@ def estimate(
         the design's own seed drew its items (``options["seed"]`` is then the design's).
     proposal : {"residual", "information", "uniform"}, default "residual"
     floor : float, default 0.5
-        Uniform share of the design.
+        Uniform share of the design; ``proposal="uniform"`` does not use it (a floor given
+        with it is warned of, and kept in the result's ``warnings``).
     point : {"dr", "composite", "model"}, default "dr"
         The point estimate, always inside the interval: the design-based mean of the rounds
         (``dr``, the default: the only one never less accurate than the tinyBenchmarks-style
@@ -2102,6 +2118,7 @@ def estimate(
     if precision is None and budget is not None:  # sized for the budget's end instead
         seq.set_target(seq.budget_target(budget))
     notes.extend(proxy_note(cal, proxy, seq.proxy_used))
+    notes.extend(floor_note(proposal, floor))
     options["proxy"] = seq.proxy_used
     options["target"] = seq.cs.target
     options["sized_for"] = sized_for(precision, seq.cs.target)

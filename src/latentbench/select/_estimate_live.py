@@ -25,6 +25,7 @@ from latentbench.exceptions import InputError, LiveStop
 from latentbench.io import SnapshotWriter
 from latentbench.select._estimate import (
     _DEFAULT_BUDGET,
+    _DEFAULT_FLOOR,
     EstimateResult,
     Proposal,
     Proxy,
@@ -34,6 +35,7 @@ from latentbench.select._estimate import (
     _rng,
     _Said,
     _weighted,
+    floor_note,
     precision_budget,
     proxy_note,
     run_sequential,
@@ -118,7 +120,7 @@ def estimate_live(
     delta: float = 0.05,
     seed: int = 0,
     proposal: Proposal = "residual",
-    floor: float = 0.5,
+    floor: float = _DEFAULT_FLOOR,
     rank: int = 1,
     proxy: Proxy = "irt",
     stop_event: threading.Event | None = None,
@@ -232,6 +234,7 @@ def estimate_live(
         weights=w_pop,
     )  # fmt: skip
     notes.extend(proxy_note(cal, proxy, seq.proxy_used))
+    notes.extend(floor_note(proposal, floor))
     unused = unused_settings_note(cfg)
     if unused:
         notes.append(unused)

@@ -1120,7 +1120,8 @@ def experiment_from_matrix(
         The schedule (:func:`~latentbench.select.default_schedule`) is the largest pool's,
         the same for every policy.
     rank : int or "auto"
-        Proxy rank (see :class:`~latentbench.select.LowRankProxy`).
+        Proxy rank (see :class:`~latentbench.select.LowRankProxy`); another value than
+        ``"auto"`` is warned of when no policy learns a proxy (none uses it).
     simulate : int, optional
         Replace the source by this many synthetic models drawn from a rank-``sim_rank``
         :class:`~latentbench.select.LeaderboardSimulator` fitted to it (``split`` is then
@@ -1163,6 +1164,13 @@ def experiment_from_matrix(
     check_select_delta(delta)  # before the proxy fit
     for spec in policies:  # before the proxy fit
         refuse_spec_delta(spec, "policies")
+    if rank != "auto" and not any(POLICIES[parse_policy(s)[1]].needs_proxy for s in policies):
+        warnings.warn(  # it was accepted and ignored (the proxy is fitted, none reads it)
+            f"rank={rank!r} not used: policies {','.join(policies)!r} learn no proxy, and rank "
+            "is the proxy's; drop rank, or add a policy that learns one (e.g. pulse)",
+            DataWarning,
+            stacklevel=user_stacklevel(),
+        )
     from latentbench.io import ResponseMatrix
 
     if isinstance(matrix, str | os.PathLike):

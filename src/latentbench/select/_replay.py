@@ -178,7 +178,9 @@ def replay(
         :func:`~latentbench.select.default_schedule` (the same start for every policy; a
         spec's ``init_batch`` wins).
     rank : int or "auto", default "auto"
-        Rank of the low-rank proxy (history-free: ``"auto"`` is rank 2).
+        Rank of the low-rank proxy (history-free: ``"auto"`` is rank 2); a policy that
+        learns no proxy (``ucbe``, ``uniform``, ``full``) does not use it, and another
+        value than ``"auto"`` is then warned of.
     delta : float, default 0.05
         Error probability of the certificate (and simultaneous miscoverage of the
         intervals): a certified best is the true best with probability at least
@@ -212,7 +214,8 @@ def replay(
     Warns
     -----
     DataWarning
-        Without a history (a random half of the responses learns the proxy); with
+        Without a history (a random half of the responses learns the proxy); a ``rank``
+        that the policy does not use (it learns no proxy); with
         ``missing="zero"`` or ``"drop-items"`` when candidate cells are missing (how many are
         scored 0 or how many items are dropped: the target changes); candidates in the history.
 
@@ -239,7 +242,7 @@ def replay(
             matrix, history, history_store, history_benchmark, choice, _uses_proxy(policy)
         )
     elif no_history:
-        split = _no_history(matrix)
+        split = _no_history(matrix, _uses_proxy(policy))
     else:
         name = path.name if path is not None else (stored or {}).get("layout")
         split = _random_half_history(matrix, name, random_state, _uses_proxy(policy))
@@ -251,6 +254,13 @@ def replay(
     if stop is None:
         stop = "confidence" if budget is None else "budget"
     pol, run_kw = _policy(policy, delta, stop)
+    if not pol.needs_proxy and _rank(rank) != "auto":  # it was accepted and ignored
+        warnings.warn(
+            f"rank={rank!r} not used: policy {policy!r} learns no proxy, and rank is the "
+            "proxy's; drop rank, or choose a policy that learns one (e.g. pulse)",
+            DataWarning,
+            stacklevel=user_stacklevel(),
+        )
     proxy = _proxy(pol, split, rank, random_state, progress)
     record = split.record
     if path is not None:
@@ -395,12 +405,14 @@ def _transposed(matrix: ResponseMatrix, hist: ResponseMatrix) -> str:
     return ""
 
 
-def _no_history(matrix: ResponseMatrix) -> _Split:
-    """History-free: every model a candidate, no history scores."""
+def _no_history(matrix: ResponseMatrix, uses_proxy: bool = True) -> _Split:
+    """History-free: every model a candidate, no history scores (a policy without a proxy,
+    ``uses_proxy`` False, learns none from their cells either: the note says so)."""
     ids = list(matrix.model_ids)
-    note = (
-        f"history-free (--no-history): all {len(ids)} models are candidates; the proxy "
-        "is learned from their own revealed cells as the run goes"
+    note = f"history-free (--no-history): all {len(ids)} models are candidates; " + (
+        "the proxy is learned from their own revealed cells as the run goes"
+        if uses_proxy
+        else "this policy learns no proxy"
     )
     record = {"source": "none (history-free)", "history models": 0, "candidates": len(ids)}
     return _Split(matrix.scores, ids, None, note, record)

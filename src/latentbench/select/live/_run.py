@@ -723,10 +723,13 @@ def run_live(
             "matrix of earlier models' scores on these items); add it, or use policy = 'ucbe'"
         )
     unused = None
-    if cfg.history is not None and not policy.needs_proxy:  # as select replay --history says
+    if not policy.needs_proxy and (cfg.history is not None or cfg.proxy_options):
+        # as select replay --history (and --rank) says; the proxy's options (rank, ...) are
+        # as unused as its history (they were accepted without a word)
+        named = [f"history ({cfg.history})"] if cfg.history is not None else []
+        named += sorted(cfg.proxy_options)
         unused = (
-            f"[proxy] history ({cfg.history}) given, which this policy does not use (it learns "
-            "no proxy)"
+            f"[proxy] {', '.join(named)} given, which this policy does not use (it learns no proxy)"
         )
         warnings.warn(f"{cfg.source}: {unused}", DataWarning, stacklevel=user_stacklevel())
     # without a proxy, nothing learns the candidates' answers: no leak to warn of
@@ -804,7 +807,8 @@ def run_live(
     if selection is not None and shared:  # in the final decision's record too
         selection.params["candidates in the history"] = len(shared)
     if selection is not None and unused:
-        selection.params["history"] = {"source": str(cfg.history), "note": unused}
+        source = "none" if cfg.history is None else str(cfg.history)
+        selection.params["history"] = {"source": source, "note": unused}
     for line in (empty_answers_note(inner), no_text_note(inner)):
         if line:
             warnings.warn(f"run {run_id!r}: {line}", DataWarning, stacklevel=user_stacklevel())
