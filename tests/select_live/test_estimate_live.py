@@ -960,3 +960,19 @@ def test_only_what_select_live_reads_is_said_unused():
         "r.toml: [run] policy = 'ucbe'; [proxy] history: select live's settings, not used by "
         "estimate --live (it uses its own design, the calibration in place of a history)"
     )
+
+
+def test_a_precision_alone_stopped_by_the_spend_cap_is_not_told_to_raise_a_budget(live_setup):
+    """A precision with no budget runs until it is reached (the Python twin too: budget None
+    in its options); stopped short by the spend cap, its warning said "raise the budget for a
+    narrower interval", a budget the call never gave: the cap stopped it, and a resumed run
+    goes on towards the precision."""
+    s = live_setup
+    capped = s.write_config(s.tmp / "capped.toml", run={"spend_cap": 3})
+    with pytest.warns(DataWarning, match="precision 0.01 not reached"):
+        r = estimate_live(_calibration(s), capped, s.tmp / "p.duckdb", model="model-1",
+                          precision=0.01, seed=1)  # fmt: skip
+    assert r.stopped == "capped" and r.n_evaluated == 3 and r.options["budget"] is None
+    (line,) = [w for w in r.warnings if "precision 0.01 not reached" in w]
+    assert "raise the budget" not in line
+    assert line.endswith("; resumed, the live run goes on towards it (raise [run] spend_cap first)")
