@@ -951,7 +951,12 @@ def test_only_what_select_live_reads_is_said_unused():
                                     command)  # fmt: skip
 
     assert note() is None
-    assert note(run={"spend_cap": 5, "seed": 0, "run_id": "mine", "benchmark": "b"}) is None
+    assert note(run={"spend_cap": 5, "seed": 0, "run_id": "mine"}) is None
+    # select live copies its scores into responses under [run] benchmark; these copy none
+    assert note(run={"benchmark": "b"}) == (
+        "r.toml: [run] benchmark = 'b': select live's settings, not used by estimate --live "
+        "(it uses the run's own tables in place of the responses table)"
+    )
     assert note(run={"stop": "confidence", "epsilon": 0.01}, command="compare --live") == (
         "r.toml: [run] stop = 'confidence', epsilon = 0.01: select live's settings, not used "
         "by compare --live (it uses margin= and budget=)"

@@ -357,6 +357,8 @@ _SELECT_ONLY_RUN = {
     "policy": "its own design",
     "stop": "precision= and budget=",
     "epsilon": "precision= and budget=",
+    # the benchmark select live copies its scores under: these copy none into responses
+    "benchmark": "the run's own tables in place of the responses table",
 }
 
 
@@ -364,7 +366,8 @@ def unused_settings_note(cfg: LiveConfig, command: str = "estimate --live") -> s
     """The line naming what ``cfg`` sets that only ``select live`` reads (None when nothing).
 
     ``[run]`` options of the selection (``budget``, ``seed``, ``batch_size``, ``init_batch``,
-    ``policy``, ``stop``, ``epsilon``) that differ from their defaults, a ``[policy]`` table
+    ``policy``, ``stop``, ``epsilon``, and ``benchmark``: they copy no score into the
+    ``responses`` table) that differ from their defaults, a ``[policy]`` table
     and a ``[proxy]`` table (its ``history``: the calibration stands in for it) are not used
     by ``estimate --live`` and ``compare --live``, which take these from their own options:
     a configuration written for ``select live`` would otherwise run with settings its author
