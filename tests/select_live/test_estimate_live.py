@@ -965,12 +965,57 @@ def test_only_what_select_live_reads_is_said_unused():
                                     command)  # fmt: skip
 
     assert note() is None
-    assert note(run={"spend_cap": 5, "seed": 0, "run_id": "mine", "benchmark": "b"}) is None
+    assert note(run={"spend_cap": 5, "seed": 0, "run_id": "mine"}) is None
+    # select live copies its scores into responses under [run] benchmark; these copy none
+    assert note(run={"benchmark": "b"}) == (
+        "r.toml: [run] benchmark = 'b': select live's settings, not used by estimate --live "
+        "(it uses the run's own tables in place of the responses table)"
+    )
     assert note(run={"stop": "confidence", "epsilon": 0.01}, command="compare --live") == (
         "r.toml: [run] stop = 'confidence', epsilon = 0.01: select live's settings, not used "
-        "by compare --live (it uses margin= and budget=)"
+        "by compare --live (it uses margin= and budget=); they still key the run: changing "
+        "one later starts another run (its answers reused), or is refused with [run] run_id"
     )
     assert note(run={"policy": "ucbe"}, proxy={"history": "h.csv"}) == (
         "r.toml: [run] policy = 'ucbe'; [proxy] history: select live's settings, not used by "
-        "estimate --live (it uses its own design, the calibration in place of a history)"
+        "estimate --live (it uses its own design, the calibration in place of a history); "
+        "they still key the run: changing one later starts another run (its answers reused), "
+        "or is refused with [run] run_id"
     )
+
+
+def test_a_precision_alone_stopped_by_the_spend_cap_is_not_told_to_raise_a_budget(live_setup):
+    """A precision with no budget runs until it is reached (the Python twin too: budget None
+    in its options); stopped short by the spend cap, its warning said "raise the budget for a
+    narrower interval", a budget the call never gave: the cap stopped it, and a resumed run
+    goes on towards the precision."""
+    s = live_setup
+    capped = s.write_config(s.tmp / "capped.toml", run={"spend_cap": 3})
+    with pytest.warns(DataWarning, match="precision 0.01 not reached"):
+        r = estimate_live(_calibration(s), capped, s.tmp / "p.duckdb", model="model-1",
+                          precision=0.01, seed=1)  # fmt: skip
+    assert r.stopped == "capped" and r.n_evaluated == 3 and r.options["budget"] is None
+    (line,) = [w for w in r.warnings if "precision 0.01 not reached" in w]
+    assert "raise the budget" not in line
+    assert line.endswith("; resumed, the live run goes on towards it (raise [run] spend_cap first)")
+
+
+def test_the_select_live_settings_said_unused_still_key_the_run(live_setup):
+    """The note said the select-only settings were "not used", and a run.toml edited on its
+    word was refused on resume ("started with a different configuration (changed: budget: 96
+    -> 200)"): they key the run (its id, what a resume must match), which the note now says."""
+    from latentbench.exceptions import InputError
+
+    s = live_setup
+    cal, store = _calibration(s), s.tmp / "keyed.duckdb"
+    first = s.write_config(s.tmp / "a.toml", run={"run_id": "mine"})
+    with pytest.warns(DataWarning, match="not used by estimate --live"):
+        r = estimate_live(cal, first, store, model="model-1", budget=2, seed=1)
+    (line,) = [w for w in r.warnings if "not used by estimate --live" in w]
+    assert line.endswith(
+        "; they still key the run: changing one later starts another run (its answers "
+        "reused), or is refused with [run] run_id"
+    )
+    edited = s.write_config(s.tmp / "b.toml", run={"run_id": "mine", "budget": 200})
+    with pytest.raises(InputError, match=r"changed: budget: 96 -> 200"):
+        estimate_live(cal, edited, store, model="model-1", budget=3, seed=1)

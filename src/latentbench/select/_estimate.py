@@ -1676,6 +1676,18 @@ def _ability(
     return float(theta), float(theta_lower), float(theta_upper)
 
 
+_GO_ON = {
+    "budget": "; raise the budget for a narrower interval",
+    "capped": "; resumed, the live run goes on towards it (raise [run] spend_cap first)",
+    "interrupted": "; resumed, the live run goes on towards it",
+    "failed": "; resumed, the live run goes on towards it",
+    "waiting": "; resumed, the live run goes on towards it",
+}
+"""How a run that stopped short of its precision goes on, by why it stopped: only a budget is
+raised (a live run stopped early, with no budget given or short of it, said "raise the
+budget" too)."""
+
+
 def _finish(
     cal: Calibration,
     seq: SequentialEstimate,
@@ -1722,7 +1734,7 @@ def _finish(
         notes.append(
             f"model {model!r}: precision {precision:g} not reached: half-width "
             f"{(upper - lower) / 2.0:.3g} when the run stopped ({stopped}) after "
-            f"{len(seq.order):,} items; raise the budget for a narrower interval"
+            f"{len(seq.order):,} items{_GO_ON.get(stopped, '')}"
         )
     contradicted = seq.cs.contradicted_at
     if contradicted is not None:  # kept valid (the certain bounds), and said

@@ -360,6 +360,8 @@ _SELECT_ONLY_RUN = {
     "policy": "its own design",
     "stop": "precision= and budget=",
     "epsilon": "precision= and budget=",
+    # the benchmark select live copies its scores under: these copy none into responses
+    "benchmark": "the run's own tables in place of the responses table",
 }
 
 
@@ -367,11 +369,13 @@ def unused_settings_note(cfg: LiveConfig, command: str = "estimate --live") -> s
     """The line naming what ``cfg`` sets that only ``select live`` reads (None when nothing).
 
     ``[run]`` options of the selection (``budget``, ``seed``, ``batch_size``, ``init_batch``,
-    ``policy``, ``stop``, ``epsilon``) that differ from their defaults, a ``[policy]`` table
+    ``policy``, ``stop``, ``epsilon``, and ``benchmark``: they copy no score into the
+    ``responses`` table) that differ from their defaults, a ``[policy]`` table
     and a ``[proxy]`` table (its ``history``: the calibration stands in for it) are not used
     by ``estimate --live`` and ``compare --live``, which take these from their own options:
     a configuration written for ``select live`` would otherwise run with settings its author
-    did not choose, and nothing would say so.
+    did not choose, and nothing would say so. They still key the run (its id, and what a
+    resume must match), which the line says too.
     """
     from latentbench.select.live._options import RunOptions
 
@@ -391,10 +395,21 @@ def unused_settings_note(cfg: LiveConfig, command: str = "estimate --live") -> s
         return None
     if command.startswith("compare"):  # compare stops on its margin, not a precision
         instead = [use.replace("precision=", "margin=") for use in instead]
+    keyed = changed != ["benchmark"] or len(parts) > 1  # the identity lacks only benchmark
     return (
         f"{cfg.source}: {'; '.join(parts)}: select live's settings, not used by {command} "
-        f"(it uses {', '.join(dict.fromkeys(instead))})"
+        f"(it uses {', '.join(dict.fromkeys(instead))})" + (f"; {_STILL_KEYED}" if keyed else "")
     )
+
+
+_STILL_KEYED = (
+    "they still key the run: changing one later starts another run (its answers reused), or "
+    "is refused with [run] run_id"
+)
+"""What the select-only settings still do: the run's id and the configuration a resume must
+match are the configuration's identity, theirs included (a run.toml told they were not used,
+then edited, was refused: 'started with a different configuration (changed: budget: 96 ->
+200)', or started afresh under another id)."""
 
 
 def _chosen_model(cfg: LiveConfig, model: str | None) -> str:
