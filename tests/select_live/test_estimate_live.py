@@ -1019,3 +1019,21 @@ def test_the_select_live_settings_said_unused_still_key_the_run(live_setup):
     edited = s.write_config(s.tmp / "b.toml", run={"run_id": "mine", "budget": 200})
     with pytest.raises(InputError, match=r"changed: budget: 96 -> 200"):
         estimate_live(cal, edited, store, model="model-1", budget=3, seed=1)
+
+
+def test_a_precision_alone_reports_progress_without_a_total(live_setup):
+    """A live estimate with a precision and no budget takes as many items as it needs: its
+    progress has no total (it said 3 of 48, every item, as if all were planned); with a
+    budget the total is the budget."""
+    s = live_setup
+    config = s.write_config()
+    cal = _calibration(s)
+    seen = []
+    estimate_live(cal, config, s.tmp / "p.duckdb", model="model-1", precision=0.3, seed=1,
+                  progress=lambda *call: seen.append(call))  # fmt: skip
+    assert seen and {total for _, _, total in seen} == {None}
+    assert [done for _, done, _ in seen] == list(range(len(seen)))
+    seen.clear()
+    estimate_live(cal, config, s.tmp / "b.duckdb", model="model-1", budget=5, seed=1,
+                  progress=lambda *call: seen.append(call))  # fmt: skip
+    assert {total for _, _, total in seen} == {5} and seen[-1][1] == 5

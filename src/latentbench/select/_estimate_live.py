@@ -166,7 +166,8 @@ def estimate_live(
         of paying for them again, as a changed calibration does.
     progress : callable, optional
         ``progress("items asked", done, total)`` at the start and after each item taken in
-        (``total``: the items planned), once the run's snapshot beside the store is written
+        (``total``: the items planned, the budget or every item; None for a precision with
+        no budget, which takes as many as it needs), once the run's snapshot is written
         (a :data:`~latentbench._progress.ProgressCallback`).
 
     Returns
@@ -273,6 +274,8 @@ def estimate_live(
         notes.append(unstored)
     row = names.index(model)
     planned = budget or len(columns)
+    # a precision alone takes as many items as it needs: no total (a bar at 3 of 12,032)
+    total = None if budget is None and precision is not None else planned
     snapshot = SnapshotWriter(store.path, run_id, "estimate", spend_cap=cfg.run.spend_cap)
 
     def watched() -> None:  # the snapshot beside the store: the estimate so far
@@ -284,7 +287,7 @@ def estimate_live(
             answer={"models": [{"model": model, "score": float(seq.score), "lower": float(lower),
                                 "upper": float(upper), "n_evaluated": n}]},
         )  # fmt: skip
-        notify(progress, "items asked", n, planned)
+        notify(progress, "items asked", n, total)
 
     def answer(j: int) -> float:
         # on_error is "stop" (checked above): a failed cell raises LiveStop, never a score
