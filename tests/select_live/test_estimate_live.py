@@ -1029,11 +1029,40 @@ def test_a_precision_alone_reports_progress_without_a_total(live_setup):
     config = s.write_config()
     cal = _calibration(s)
     seen = []
-    estimate_live(cal, config, s.tmp / "p.duckdb", model="model-1", precision=0.3, seed=1,
-                  progress=lambda *call: seen.append(call))  # fmt: skip
+    # nothing bounds what it asks (no budget, no spend_cap): said before the first request
+    with pytest.warns(DataWarning, match=r"precision=0.3 with no budget and no \[run\] spend"):
+        first = estimate_live(cal, config, s.tmp / "p.duckdb", model="model-1", precision=0.3,
+                              seed=1, progress=lambda *call: seen.append(call))  # fmt: skip
+    assert "up to all 48 of the configuration; give budget= or" in " ".join(first.warnings)
     assert seen and {total for _, _, total in seen} == {None}
     assert [done for _, done, _ in seen] == list(range(len(seen)))
     seen.clear()
     estimate_live(cal, config, s.tmp / "b.duckdb", model="model-1", budget=5, seed=1,
                   progress=lambda *call: seen.append(call))  # fmt: skip
     assert {total for _, _, total in seen} == {5} and seen[-1][1] == 5
+    # the command line: said once, in flags; a spend cap bounds it and says nothing
+    args = [
+        "estimate",
+        str(s.tmp / "history.csv"),
+        "--live",
+        str(config),
+        "--store",
+        str(s.tmp / "p.duckdb"),
+        "--model",
+        "model-1",
+        "--precision",
+        "0.3",
+        "--seed",
+        "1",
+    ]
+    env = {s.key_env: s.api_key, "LATENTBENCH_CACHE_DIR": str(s.tmp / "cache")}
+    res = run_cli(*args, env=env)
+    assert res.exit_code == 0, res.output
+    said_line = " ".join(res.stderr.split())
+    assert said_line.count("--precision 0.3 with no --budget and no [run] spend_cap: ") == 1
+    assert "; give --budget or set [run] spend_cap to bound what it asks" in said_line
+    capped = s.write_config(s.tmp / "capped.toml", run={"spend_cap": 1000})
+    args[3] = str(capped)
+    args[5] = str(s.tmp / "c.duckdb")
+    res = run_cli(*args, env=env)
+    assert res.exit_code == 0 and "no [run] spend_cap" not in res.stderr

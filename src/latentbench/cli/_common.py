@@ -448,6 +448,15 @@ _SPELLINGS = (
         lambda m: f"{_flag_value(m.group(1), m.group(2))} was given, but ",
     ),
     (re.compile(r"^precision with calibration "), "--precision with calibration "),  # tiny
+    # estimate --live: a precision with nothing to bound what it asks
+    (
+        re.compile(r"^precision=(\S+) with no budget and no \[run\] spend_cap: "),
+        r"--precision \1 with no --budget and no [run] spend_cap: ",
+    ),
+    (
+        re.compile(r"; give budget= or set \[run\] spend_cap to bound what it asks$"),
+        "; give --budget or set [run] spend_cap to bound what it asks",
+    ),
     # estimate / compare --live: the select live settings they do not use, and their own
     (
         re.compile(r"(?<=not used by )((?:estimate|compare) --live) \(it uses ([^)]*)\)"),

@@ -15,13 +15,14 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from latentbench._checks import check_event, check_seed
+from latentbench._checks import check_event, check_seed, user_stacklevel
 from latentbench._progress import ProgressCallback, notify
-from latentbench.exceptions import InputError, LiveStop
+from latentbench.exceptions import DataWarning, InputError, LiveStop
 from latentbench.io import SnapshotWriter
 from latentbench.select._estimate import (
     _DEFAULT_BUDGET,
@@ -239,6 +240,14 @@ def estimate_live(
     unused = unused_settings_note(cfg)
     if unused:
         notes.append(unused)
+    if budget is None and cfg.run.spend_cap is None:  # said before anything is asked
+        unbounded = (
+            f"precision={precision:g} with no budget and no [run] spend_cap: the run asks "
+            f"items until its interval is that narrow, up to all {len(columns):,} of the "
+            "configuration; give budget= or set [run] spend_cap to bound what it asks"
+        )
+        warnings.warn(unbounded, DataWarning, stacklevel=user_stacklevel())
+        notes.append(_Said(unbounded))
     key = _run_key(seq, model, cal.hash, seed, proposal, floor, delta, checked)
     run_id = resolve_run_id(store, cfg, f"-estimate-{key}")
     inner = cfg.build_oracle(items)
