@@ -523,6 +523,15 @@ _SPELLINGS = (
         re.compile(r"^(policy|policies)=('[^']*'): (.*) is set by the delta= argument \(delta="),
         r"--\1 \2: \3 is set by --delta (--delta ",
     ),
+    # an initial batch set twice (select._policies.refuse_spec_init_batch): the flags
+    (
+        re.compile(
+            r"^init_batch=(\S+) and (policy|policies)=('[^']*') both set the initial batch "
+            r"(.*); expected one of them: drop init_batch= or "
+        ),
+        r"--init-batch \1 and --\2 \3 both set the initial batch \4; expected one of them: "
+        r"drop --init-batch or ",
+    ),
     # a tolerance without a certificate (select._run): every spelling a flag
     (
         re.compile(

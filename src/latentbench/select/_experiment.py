@@ -53,6 +53,7 @@ from latentbench.select._policies import (
     make_policy,
     parse_policy,
     refuse_spec_delta,
+    refuse_spec_init_batch,
 )
 from latentbench.select._run import check_select_delta, run_selection
 from latentbench.select._schedule import default_schedule
@@ -480,7 +481,9 @@ def run_experiment(
         Post-init cells per run (see :func:`run_selection`).
     batch_size, init_batch : int, optional
         By default :func:`~latentbench.select.default_schedule` of the largest pool: the same
-        batch and the same start for every policy (a spec's ``init_batch`` wins).
+        batch and the same start for every policy but one whose spec sets its own
+        ``init_batch``; an ``init_batch`` here that every spec overrides (no policy uses
+        it) is an error.
     proxy : LowRankProxy, optional
         Fitted on the history; needed by PULSE and Naive-Pooling.
     stop : {"budget", "confidence"}, default "budget"
@@ -514,6 +517,53 @@ def run_experiment(
     -------
     ExperimentResult
     """
+    if not isinstance(policies, str):  # (a string is refused with the other options)
+        refuse_spec_init_batch(policies, init_batch, "policies")  # read by no policy
+    return _run_experiment(
+        scores,
+        pools,
+        policies,
+        seeds=seeds,
+        budget=budget,
+        batch_size=batch_size,
+        init_batch=init_batch,
+        proxy=proxy,
+        stop=stop,
+        delta=delta,
+        target=target,
+        reference=reference,
+        engine=engine,
+        n_jobs=n_jobs,
+        grid_step=grid_step,
+        ray_address=ray_address,
+        progress=progress,
+        stop_event=stop_event,
+    )
+
+
+def _run_experiment(
+    scores: np.ndarray,
+    pools: dict[str, np.ndarray],
+    policies: list[str],
+    *,
+    seeds: int | list[int] = 200,
+    budget: int = 400_000,
+    batch_size: int | None = None,
+    init_batch: int | None = None,
+    proxy: LowRankProxy | None = None,
+    stop: str = "budget",
+    delta: float = 0.05,
+    target: float = 0.95,
+    reference: str | None = None,
+    engine: str = "local",
+    n_jobs: int | None = None,
+    grid_step: int | None = None,
+    ray_address: str | None = None,
+    progress: ProgressCallback | None = None,
+    stop_event: threading.Event | None = None,
+) -> ExperimentResult:
+    """:func:`run_experiment` after its checks of the user's ``init_batch`` (here it may be
+    the default schedule's, which a spec's own ``init_batch`` overrides)."""
     check_event(stop_event)
     check_select_delta(delta)  # before any run (a pulse run refused it after the others)
     seed_list, reference = _check_run_options(policies, engine, seeds, budget, reference, stop)
@@ -1164,6 +1214,7 @@ def experiment_from_matrix(
     check_select_delta(delta)  # before the proxy fit
     for spec in policies:  # before the proxy fit
         refuse_spec_delta(spec, "policies")
+    refuse_spec_init_batch(policies, init_batch, "policies")  # read by no policy
     if rank != "auto" and not any(POLICIES[parse_policy(s)[1]].needs_proxy for s in policies):
         warnings.warn(  # it was accepted and ignored (the proxy is fitted, none reads it)
             f"rank={rank!r} not used: policies {','.join(policies)!r} learn no proxy, and rank "
@@ -1246,7 +1297,7 @@ def experiment_from_matrix(
             "every candidate, leaving no cells to select; expected fewer initial cells per "
             "model than items (or a matrix with more items)"
         )
-    result = run_experiment(
+    result = _run_experiment(  # init_batch: checked above, now maybe the default's
         candidates,
         pool_rows,
         list(policies),
