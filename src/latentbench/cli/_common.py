@@ -541,6 +541,19 @@ _SPELLINGS = (
         r"--epsilon \1 applies to a certificate, \2 with --stop \3; expected --stop confidence "
         r"\4 or --epsilon 0",
     ),
+    # a delta that no certificate reads (select._run, select._experiment): as epsilon's
+    (
+        re.compile(
+            r"^delta=(\S+) applies to a certificate, (and '[^']*' has none|and none of "
+            r"policies '[^']*' has one) with stop='(\w+)'; expected stop='confidence' (.*) or "
+            r"no delta=$"
+        ),
+        lambda m: (
+            f"--delta {m.group(1)} applies to a certificate, "
+            + m.group(2).replace("none of policies ", "none of --policies ")
+            + f" with --stop {m.group(3)}; expected --stop confidence {m.group(4)} or no --delta"
+        ),
+    ),
     (re.compile(r"^policies: (?='[^']*' repeats)"), "--policies: "),
     (re.compile(r"^pools: (?='[^']*' selects the same)"), "--pools: "),
     (re.compile(r"^stop='confidence' \(the default"), "--stop confidence (the default"),

@@ -31,6 +31,7 @@ from latentbench._fork import forking
 from latentbench._progress import ProgressCallback, notify
 from latentbench._repr import html_block
 from latentbench.exceptions import DataWarning, InputError
+from latentbench.select._base import DEFAULT_DELTA
 from latentbench.select._experiment_record import (
     CURVE_COLUMNS,
     ExperimentRecord,
@@ -55,7 +56,7 @@ from latentbench.select._policies import (
     refuse_spec_delta,
     refuse_spec_init_batch,
 )
-from latentbench.select._run import check_select_delta, run_selection
+from latentbench.select._run import check_select_delta, reads_delta, run_selection
 from latentbench.select._schedule import default_schedule
 from latentbench.select.oracles import MatrixOracle
 
@@ -265,7 +266,8 @@ def _run_one(settings: ExperimentSettings, pool_name: str, spec: str, seed: int)
         proxy=settings.proxy,
         random_state=seed,
         stop=settings.stop,
-        delta=settings.delta,
+        # a run without a certificate takes none: it would refuse one that is not the default
+        delta=settings.delta if reads_delta(policy, settings.stop) else None,
         true_means=mu,
     )
     # right: a model with the largest true mean (an exact tie at the top has several)
@@ -567,6 +569,7 @@ def _run_experiment(
     check_event(stop_event)
     check_select_delta(delta)  # before any run (a pulse run refused it after the others)
     seed_list, reference = _check_run_options(policies, engine, seeds, budget, reference, stop)
+    _refuse_unread_delta(policies, stop, delta)
     n_jobs = check_jobs(n_jobs, none_ok=True)  # 0 and -5 ran on all cores, unsaid
     shared = _settings(scores, pools, budget, batch_size, init_batch, grid_step, proxy, stop,
                        delta)  # fmt: skip
@@ -627,6 +630,23 @@ def _check_run_options(
     if stop not in ("budget", "confidence"):
         raise InputError(f"stop={stop!r}; expected 'budget' or 'confidence'")
     return seed_list, reference
+
+
+def _refuse_unread_delta(policies: Sequence[str], stop: str, delta: float) -> None:
+    """Refuse a ``delta`` other than the default that no run of the experiment reads: at a
+    budget stop every policy of the list is without intervals (UCB-E, uniform, ...), so none
+    builds a certificate (the runs were the default's, unsaid). One policy that reads it is
+    enough: the others' runs take none (:func:`~latentbench.select._run.reads_delta`)."""
+    if stop != "budget" or float(delta) == DEFAULT_DELTA:
+        return
+    if any(reads_delta(make_policy(spec), stop) for spec in policies):
+        return
+    raise InputError(
+        f"delta={delta:g} applies to a certificate, and none of policies "
+        f"{','.join(spec.strip() for spec in policies)!r} has one with stop={stop!r}; expected "
+        "stop='confidence' (a betting certificate on its revealed cells), a policy with "
+        "intervals (e.g. pulse) or no delta="
+    )
 
 
 def _seed_list(seeds: int | list[int]) -> list[int]:
@@ -1215,6 +1235,7 @@ def experiment_from_matrix(
     for spec in policies:  # before the proxy fit
         refuse_spec_delta(spec, "policies")
     refuse_spec_init_batch(policies, init_batch, "policies")  # read by no policy
+    _refuse_unread_delta(policies, stop, delta)
     if rank != "auto" and not any(POLICIES[parse_policy(s)[1]].needs_proxy for s in policies):
         warnings.warn(  # it was accepted and ignored (the proxy is fitted, none reads it)
             f"rank={rank!r} not used: policies {','.join(policies)!r} learn no proxy, and rank "
