@@ -355,3 +355,65 @@ def test_the_live_summary_line_groups_thousands():
     assert live_summary(run) == (
         "run r1: done; 1,845 new evaluations, 0 from the store, 12,040 stored in all"
     )
+
+
+def test_an_initial_batch_given_twice_is_refused(tmp_path):
+    """`select replay F --init-batch 10 --policy 'ucbe:init_batch=4'` ran with 4 cells per
+    model and said nothing (the spec won; --help did not say so); `experiment --init-batch 10
+    --policies 'ucbe:init_batch=4'` alike. Two different values are refused, naming both; the
+    same value twice, or either alone, runs. An experiment's spec that overrides the shared
+    start for its own policy (another policy uses it) is the documented override and runs."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.select import experiment_from_matrix, run_experiment
+
+    cand = _matrix([f"m{i}" for i in range(4)], seed=0)
+    said = (
+        r"^init_batch=10 and policy='ucbe:init_batch=4' both set the initial batch \(10 and 4 "
+        r"cells per model\), and the spec's won; expected one of them: drop init_batch= or the "
+        r"spec's init_batch$"
+    )
+    with pytest.raises(InputError, match=said):
+        replay(cand, no_history=True, policy="ucbe:init_batch=4", init_batch=10, budget=20)
+    same = replay(cand, no_history=True, policy="ucbe:init_batch=4", init_batch=4, budget=20)
+    spec = replay(cand, no_history=True, policy="ucbe:init_batch=4", budget=20)
+    flag = replay(cand, no_history=True, policy="ucbe", init_batch=4, budget=20)
+    assert same.params["init_batch"] == spec.params["init_batch"] == 4
+    assert same.estimates.tolist() == spec.estimates.tolist() == flag.estimates.tolist()
+    eight = _matrix([f"m{i}" for i in range(8)], seed=2)
+    with pytest.raises(InputError, match=r"^init_batch=10 and policies='ucbe:init_batch=4' "):
+        experiment_from_matrix(eight, pools="full", policies=["ucbe:init_batch=4"], seeds=1,
+                               budget=20, init_batch=10, pool_size=4, n_jobs=1)  # fmt: skip
+    said = (
+        r"^init_batch=10 and policies='ucbe:init_batch=4,uniform:init_batch=8' both set the "
+        r"initial batch \(10 and 4/8 cells per model\), and the specs' won; .* drop "
+        r"init_batch= or the specs' init_batch$"
+    )
+    with pytest.raises(InputError, match=said):
+        run_experiment(eight.scores, {"all": np.arange(8)},
+                       ["ucbe:init_batch=4", "uniform:init_batch=8"], seeds=1, budget=20,
+                       init_batch=10, n_jobs=1)  # fmt: skip
+    # a spec's own start beside the shared one (uniform starts with 10), or beside the default
+    # schedule's (no init_batch given), runs
+    for shared in (10, None):
+        experiment_from_matrix(eight, pools="full", policies=["ucbe:init_batch=4", "uniform"],
+                               seeds=1, budget=20, init_batch=shared, pool_size=4,
+                               n_jobs=1)  # fmt: skip
+    _register()
+    path = tmp_path / "cand.csv"
+    cand.to_long().to_csv(path, index=False)
+    for command in (["select", "replay", str(path), "--no-history", "--policy"],
+                    ["experiment", str(path), "--seeds", "1", "--pool-size", "2",
+                     "--policies"]):  # fmt: skip
+        args = [*command, "ucbe:init_batch=4", "--init-batch", "10", "--budget", "20", "-q",
+                "--out", str(tmp_path / "run")]  # fmt: skip
+        outcome = CliRunner().invoke(app, args)
+        text = " ".join(outcome.output.split())
+        assert outcome.exit_code == 2, text
+        flag = command[-1]
+        assert (
+            f"error: --init-batch 10 and {flag} 'ucbe:init_batch=4' both set the initial batch "
+            "(10 and 4 cells per model), and the spec's won; expected one of them: drop "
+            "--init-batch or the spec's init_batch" in text
+        ), text

@@ -137,7 +137,9 @@ def test_old_option_spellings_warn_and_still_work(files):
     out = files / "alias"
     args = ["select", "replay", str(files / "candidates.parquet"), "--history"]
     args += [str(files / "history.parquet"), "--policy", "ucbe", "--budget", "20"]
-    args += ["--alpha", "0.2", "--out", str(out), "-q"]
+    # --stop confidence: a certificate reads the delta (at a budget stop UCB-E has none, and
+    # a delta other than 0.05 is refused there, whichever its spelling)
+    args += ["--stop", "confidence", "--alpha", "0.2", "--out", str(out), "-q"]
     outcome = runner.invoke(app, args)
     assert outcome.exit_code == 0, outcome.output
     assert "--alpha is deprecated; use --delta" in outcome.output

@@ -123,3 +123,83 @@ def test_crossing_certificate_bounds_reach_the_saved_run_and_its_report(monkeypa
     findings = page.read_text().split('id="selection-summary"')[1].split("</section>")[0]
     text = " ".join(findings.split())
     assert "bounds cross on m2 (lower 0.61" in text and "delta = 0.3" in text
+
+
+@pytest.mark.parametrize("policy", ["ucbe", "uniform", "full", "naive", "pulse:ci=none"])
+def test_a_delta_that_no_certificate_reads_is_refused(policy):
+    """`select replay F --policy ucbe --budget 40 --delta 0.3` wrote the same selection as with
+    0.05, without a word: a policy without intervals, stopped by its budget, builds no
+    certificate for delta to set (`--epsilon` there was refused already). A delta other than
+    the default is now refused as that epsilon is; the default, given or not, runs."""
+    cand = _matrix()
+    name = policy.partition(":")[0]
+    said = (
+        rf"^delta=0.3 applies to a certificate, and '{name}' has none with stop='budget'; "
+        r"expected stop='confidence' \(a betting certificate on its revealed cells\) or no "
+        r"delta=$"
+    )
+    with pytest.raises(InputError, match=said):
+        replay(cand, no_history=True, policy=policy, budget=40, delta=0.3)
+    plain = replay(cand, no_history=True, policy=policy, budget=40)
+    given = replay(cand, no_history=True, policy=policy, budget=40, delta=0.05)
+    assert plain.estimates.tolist() == given.estimates.tolist()
+
+
+def test_a_delta_is_read_where_a_certificate_is_built():
+    """The same delta runs where it sets something: intervals (pulse at a budget stop), or the
+    betting certificate of a policy without intervals at a confidence stop."""
+    from latentbench.select import UCBE, MatrixOracle, run_selection
+
+    cand = _matrix()
+    assert replay(cand, no_history=True, policy="pulse", budget=40, delta=0.3).params[
+        "delta"
+    ] == 0.3  # fmt: skip
+    run = replay(cand, no_history=True, policy="ucbe", stop="confidence", delta=0.3)
+    assert run.params["delta"] == 0.3 and run.params["certificate"] is not None
+    with pytest.raises(InputError, match=r"^delta=0.2 applies to a certificate, and 'ucbe'"):
+        run_selection(MatrixOracle(cand.scores), UCBE(), budget=40, stop="budget", delta=0.2)
+
+
+def test_an_experiment_delta_that_no_policy_reads_is_refused(tmp_path):
+    """`experiment --policies ucbe,uniform --delta 0.2` (a budget stop) ran as with 0.05: no
+    policy of the list builds a certificate. Refused, naming the list; a list with one policy
+    that reads it (pulse) runs, the others' runs taking no delta."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.select import experiment_from_matrix
+
+    matrix = _matrix(n_models=8)
+    said = (
+        r"^delta=0.2 applies to a certificate, and none of policies 'ucbe,uniform' has one with "
+        r"stop='budget'; expected stop='confidence' \(a betting certificate on its revealed "
+        r"cells\), a policy with intervals \(e.g. pulse\) or no delta=$"
+    )
+    kw = dict(pools="full", seeds=1, budget=20, pool_size=4, n_jobs=1)
+    with pytest.raises(InputError, match=said):
+        experiment_from_matrix(matrix, policies=["ucbe", "uniform"], delta=0.2, **kw)
+    with pytest.raises(InputError, match=said):
+        run_experiment(matrix.scores, {"all": np.arange(8)}, ["ucbe", "uniform"], seeds=1,
+                       budget=20, delta=0.2, n_jobs=1)  # fmt: skip
+    mixed = experiment_from_matrix(matrix, policies=["pulse", "ucbe"], delta=0.2, **kw)
+    assert mixed.params["delta"] == 0.2
+    experiment_from_matrix(matrix, policies=["ucbe", "uniform"], **kw)  # the default: runs
+    path = tmp_path / "m.csv"
+    frame = pd.DataFrame(matrix.scores, columns=matrix.item_ids).assign(model=matrix.model_ids)
+    frame[["model", *matrix.item_ids]].to_csv(path, index=False)
+    _register()
+    for args, words in (
+        (["select", "replay", str(path), "--no-history", "--policy", "ucbe"],
+         "and 'ucbe' has none with --stop budget; expected --stop confidence (a betting "
+         "certificate on its revealed cells) or no --delta"),
+        (["experiment", str(path), "--seeds", "1", "--policies", "ucbe,uniform"],
+         "and none of --policies 'ucbe,uniform' has one with --stop budget; expected --stop "
+         "confidence (a betting certificate on its revealed cells), a policy with intervals "
+         "(e.g. pulse) or no --delta"),
+    ):  # fmt: skip
+        out = CliRunner().invoke(
+            app, [*args, "--budget", "20", "--delta", "0.3", "-q", "--out", str(tmp_path / "o")]
+        )
+        text = " ".join(out.output.split())
+        assert out.exit_code == 2, text
+        assert f"error: --delta 0.3 applies to a certificate, {words}" in text, text

@@ -278,3 +278,68 @@ def test_the_streaming_oracles_share_one_batch_evaluate():
     assert (
         scores[0] == pytest.approx(0.2) and np.isnan(scores[1]) and scores[2] == pytest.approx(0.1)
     )
+
+
+def test_settings_the_oracle_kind_does_not_read_are_said(tmp_path):
+    """`[oracle] kind = "python"` with `[scorer] kind = "multiple_choice"`, `[items]` prompt and
+    answer fields and `base_url` / `api_key_env` / `model_args` in `[[models]]` ran without a
+    word (the function scores the item ids itself); `lm-eval` ignores `[scorer]`, those item
+    fields and `base_url`; `openai` ignores `lm_eval_model` and `model_args`. One warning at
+    load names them and the kind; a configuration without them, or with their defaults, says
+    nothing; the run's identity and id are the same with or without them."""
+    import warnings
+
+    from latentbench.exceptions import DataWarning
+
+    def config(kind: dict, extra: bool) -> dict:
+        data = {"run": {"budget": 4}, "oracle": kind, "items": {"path": "items.jsonl"},
+                "models": [{"name": "a", "model": "a"}, {"name": "b", "model": "b"}]}  # fmt: skip
+        if extra:
+            data["scorer"] = {"kind": "multiple_choice"}
+            data["items"].update(prompt_field="question", answer_field="gold")
+            data["models"][0].update(
+                base_url="http://127.0.0.1:9/v1", api_key_env="KEY", lm_eval_model="org/a",
+                model_args="pretrained=org/a",
+            )  # fmt: skip
+            data["models"][1].update(base_url="http://127.0.0.1:9/v1", lm_eval_model="org/b")
+        return data
+
+    def load(data: dict) -> tuple[LiveConfig, list[str]]:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            cfg = LiveConfig.from_dict(data, base_dir=tmp_path, source="run.toml")
+        return cfg, [str(w.message) for w in seen if issubclass(w.category, DataWarning)]
+
+    (tmp_path / "items.jsonl").write_text('{"id": "q1", "question": "p", "gold": "x"}\n')
+    python = {"kind": "python", "function": "x:y"}
+    cfg, said = load(config(python, extra=True))
+    assert said == [
+        "run.toml: [oracle] kind='python' does not read [scorer] kind='multiple_choice'; "
+        "[items] prompt_field='question', answer_field='gold'; [[models]] base_url (2 of 2 "
+        "models), api_key_env, model_args (1 of 2 models: 'a') (its function scores each "
+        "model's items itself, given their ids; [scorer] only names the metric its rows are "
+        "stored under): drop them, or choose the oracle kind that reads them"
+    ]
+    plain, quiet = load(config(python, extra=False))
+    assert quiet == []
+    # said, not dropped: the identity holds them as before (a stored run resumes)
+    assert cfg.identity()["scorer"] == "multiple_choice" != plain.identity()["scorer"]
+    assert cfg.identity()["item_fields"] == {"prompt_field": "question", "answer_field": "gold"}
+    _, said = load(config({"kind": "lm-eval", "task": "t"}, extra=True))
+    assert said == [
+        "run.toml: [oracle] kind='lm-eval' does not read [scorer] kind='multiple_choice'; "
+        "[items] prompt_field='question', answer_field='gold'; [[models]] base_url (2 of 2 "
+        "models) (the harness builds and scores the prompts of its task itself; a served "
+        "model's URL goes in model_args): drop them, or choose the oracle kind that reads them"
+    ]
+    _, said = load(config({"kind": "openai"}, extra=True))
+    assert said == [
+        "run.toml: [oracle] kind='openai' does not read [[models]] lm_eval_model (2 of 2 "
+        "models), model_args (1 of 2 models: 'a') (each endpoint is asked for its model; "
+        "lm_eval_model and model_args are the lm-eval bridge's): drop them, or choose the "
+        "oracle kind that reads them"
+    ]
+    defaults = config(python, extra=False)
+    defaults["scorer"] = {"kind": "exact_match"}
+    defaults["items"].update(prompt_field="prompt", answer_field="answer")
+    assert load(defaults)[1] == []  # the shared test configuration's [scorer]: the default

@@ -532,6 +532,15 @@ _SPELLINGS = (
         re.compile(r"^(policy|policies)=('[^']*'): (.*) is set by the delta= argument \(delta="),
         r"--\1 \2: \3 is set by --delta (--delta ",
     ),
+    # an initial batch set twice (select._policies.refuse_spec_init_batch): the flags
+    (
+        re.compile(
+            r"^init_batch=(\S+) and (policy|policies)=('[^']*') both set the initial batch "
+            r"(.*); expected one of them: drop init_batch= or "
+        ),
+        r"--init-batch \1 and --\2 \3 both set the initial batch \4; expected one of them: "
+        r"drop --init-batch or ",
+    ),
     # a tolerance without a certificate (select._run): every spelling a flag
     (
         re.compile(
@@ -540,6 +549,19 @@ _SPELLINGS = (
         ),
         r"--epsilon \1 applies to a certificate, \2 with --stop \3; expected --stop confidence "
         r"\4 or --epsilon 0",
+    ),
+    # a delta that no certificate reads (select._run, select._experiment): as epsilon's
+    (
+        re.compile(
+            r"^delta=(\S+) applies to a certificate, (and '[^']*' has none|and none of "
+            r"policies '[^']*' has one) with stop='(\w+)'; expected stop='confidence' (.*) or "
+            r"no delta=$"
+        ),
+        lambda m: (
+            f"--delta {m.group(1)} applies to a certificate, "
+            + m.group(2).replace("none of policies ", "none of --policies ")
+            + f" with --stop {m.group(3)}; expected --stop confidence {m.group(4)} or no --delta"
+        ),
     ),
     (re.compile(r"^policies: (?='[^']*' repeats)"), "--policies: "),
     (re.compile(r"^pools: (?='[^']*' selects the same)"), "--pools: "),

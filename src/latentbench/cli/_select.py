@@ -171,7 +171,8 @@ def replay(
     ),
     init_batch: int | None = typer.Option(
         None,
-        help="Initial evaluations per model. Default: one batch, the same for every policy.",
+        help="Initial evaluations per model. Default: one batch, the same for every policy. "
+        "The same setting as a --policy spec's init_batch (both, different: an error).",
         show_default=False,
     ),
     rank: str = typer.Option("auto", help="Rank of the low-rank proxy, or 'auto'."),
@@ -607,7 +608,8 @@ def experiment(
     init_batch: int | None = typer.Option(
         None,
         help="--task select: initial evaluations per model. Default: one batch, the same for "
-        "every policy.",
+        "every policy; a --policies spec's init_batch sets its policy's own (an --init-batch "
+        "that every spec overrides, used by none: an error).",
         show_default=False,
     ),
     stop: str = typer.Option(

@@ -31,6 +31,7 @@ from latentbench._fork import forking
 from latentbench._progress import ProgressCallback, notify
 from latentbench._repr import html_block
 from latentbench.exceptions import DataWarning, InputError
+from latentbench.select._base import DEFAULT_DELTA
 from latentbench.select._experiment_record import (
     CURVE_COLUMNS,
     ExperimentRecord,
@@ -53,8 +54,9 @@ from latentbench.select._policies import (
     make_policy,
     parse_policy,
     refuse_spec_delta,
+    refuse_spec_init_batch,
 )
-from latentbench.select._run import check_select_delta, run_selection
+from latentbench.select._run import check_select_delta, reads_delta, run_selection
 from latentbench.select._schedule import default_schedule
 from latentbench.select.oracles import MatrixOracle
 
@@ -264,7 +266,8 @@ def _run_one(settings: ExperimentSettings, pool_name: str, spec: str, seed: int)
         proxy=settings.proxy,
         random_state=seed,
         stop=settings.stop,
-        delta=settings.delta,
+        # a run without a certificate takes none: it would refuse one that is not the default
+        delta=settings.delta if reads_delta(policy, settings.stop) else None,
         true_means=mu,
     )
     # right: a model with the largest true mean (an exact tie at the top has several)
@@ -480,7 +483,9 @@ def run_experiment(
         Post-init cells per run (see :func:`run_selection`).
     batch_size, init_batch : int, optional
         By default :func:`~latentbench.select.default_schedule` of the largest pool: the same
-        batch and the same start for every policy (a spec's ``init_batch`` wins).
+        batch and the same start for every policy but one whose spec sets its own
+        ``init_batch``; an ``init_batch`` here that every spec overrides (no policy uses
+        it) is an error.
     proxy : LowRankProxy, optional
         Fitted on the history; needed by PULSE and Naive-Pooling.
     stop : {"budget", "confidence"}, default "budget"
@@ -514,9 +519,57 @@ def run_experiment(
     -------
     ExperimentResult
     """
+    if not isinstance(policies, str):  # (a string is refused with the other options)
+        refuse_spec_init_batch(policies, init_batch, "policies")  # read by no policy
+    return _run_experiment(
+        scores,
+        pools,
+        policies,
+        seeds=seeds,
+        budget=budget,
+        batch_size=batch_size,
+        init_batch=init_batch,
+        proxy=proxy,
+        stop=stop,
+        delta=delta,
+        target=target,
+        reference=reference,
+        engine=engine,
+        n_jobs=n_jobs,
+        grid_step=grid_step,
+        ray_address=ray_address,
+        progress=progress,
+        stop_event=stop_event,
+    )
+
+
+def _run_experiment(
+    scores: np.ndarray,
+    pools: dict[str, np.ndarray],
+    policies: list[str],
+    *,
+    seeds: int | list[int] = 200,
+    budget: int = 400_000,
+    batch_size: int | None = None,
+    init_batch: int | None = None,
+    proxy: LowRankProxy | None = None,
+    stop: str = "budget",
+    delta: float = 0.05,
+    target: float = 0.95,
+    reference: str | None = None,
+    engine: str = "local",
+    n_jobs: int | None = None,
+    grid_step: int | None = None,
+    ray_address: str | None = None,
+    progress: ProgressCallback | None = None,
+    stop_event: threading.Event | None = None,
+) -> ExperimentResult:
+    """:func:`run_experiment` after its checks of the user's ``init_batch`` (here it may be
+    the default schedule's, which a spec's own ``init_batch`` overrides)."""
     check_event(stop_event)
     check_select_delta(delta)  # before any run (a pulse run refused it after the others)
     seed_list, reference = _check_run_options(policies, engine, seeds, budget, reference, stop)
+    _refuse_unread_delta(policies, stop, delta)
     n_jobs = check_jobs(n_jobs, none_ok=True)  # 0 and -5 ran on all cores, unsaid
     shared = _settings(scores, pools, budget, batch_size, init_batch, grid_step, proxy, stop,
                        delta)  # fmt: skip
@@ -577,6 +630,23 @@ def _check_run_options(
     if stop not in ("budget", "confidence"):
         raise InputError(f"stop={stop!r}; expected 'budget' or 'confidence'")
     return seed_list, reference
+
+
+def _refuse_unread_delta(policies: Sequence[str], stop: str, delta: float) -> None:
+    """Refuse a ``delta`` other than the default that no run of the experiment reads: at a
+    budget stop every policy of the list is without intervals (UCB-E, uniform, ...), so none
+    builds a certificate (the runs were the default's, unsaid). One policy that reads it is
+    enough: the others' runs take none (:func:`~latentbench.select._run.reads_delta`)."""
+    if stop != "budget" or float(delta) == DEFAULT_DELTA:
+        return
+    if any(reads_delta(make_policy(spec), stop) for spec in policies):
+        return
+    raise InputError(
+        f"delta={delta:g} applies to a certificate, and none of policies "
+        f"{','.join(spec.strip() for spec in policies)!r} has one with stop={stop!r}; expected "
+        "stop='confidence' (a betting certificate on its revealed cells), a policy with "
+        "intervals (e.g. pulse) or no delta="
+    )
 
 
 def _seed_list(seeds: int | list[int]) -> list[int]:
@@ -1164,6 +1234,8 @@ def experiment_from_matrix(
     check_select_delta(delta)  # before the proxy fit
     for spec in policies:  # before the proxy fit
         refuse_spec_delta(spec, "policies")
+    refuse_spec_init_batch(policies, init_batch, "policies")  # read by no policy
+    _refuse_unread_delta(policies, stop, delta)
     if rank != "auto" and not any(POLICIES[parse_policy(s)[1]].needs_proxy for s in policies):
         warnings.warn(  # it was accepted and ignored (the proxy is fitted, none reads it)
             f"rank={rank!r} not used: policies {','.join(policies)!r} learn no proxy, and rank "
@@ -1246,7 +1318,7 @@ def experiment_from_matrix(
             "every candidate, leaving no cells to select; expected fewer initial cells per "
             "model than items (or a matrix with more items)"
         )
-    result = run_experiment(
+    result = _run_experiment(  # init_batch: checked above, now maybe the default's
         candidates,
         pool_rows,
         list(policies),

@@ -9,7 +9,7 @@ and the command-line help read the names from there.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -701,6 +701,56 @@ def refuse_spec_delta(spec: str, where: str) -> None:
     else:
         given, fix = f"{where}={spec.strip()!r}", f"the delta= argument (delta={options[key]})"
     raise InputError(f"{given}: {what} is set by {fix}, not in the policy spec")
+
+
+def refuse_spec_init_batch(specs: str | Sequence[str], init_batch: int | None, where: str) -> None:
+    """Refuse an ``init_batch`` given to the run (``--init-batch``, ``init_batch=``) that no
+    policy uses: every spec (a replay's one) sets its own, different ``init_batch``, which
+    won silently.
+
+    In an experiment's list a spec's own ``init_batch`` beside the run's is a per-policy
+    override of a shared start (the others start with the run's): that is left alone.
+
+    Parameters
+    ----------
+    specs : str or sequence of str
+        A policy spec (see :func:`parse_policy`), or an experiment's list of them.
+    init_batch : int or None
+        The run's initial batch as the user gave it (None: not given, nothing to compare).
+    where : str
+        The argument that holds the specs, in Python spelling (``"policy"``,
+        ``"policies"``); the command line's flags are spelled by ``cli_spelling``.
+
+    Raises
+    ------
+    InputError
+        ``init_batch`` given and every spec has another (the same value twice is the same
+        run); an unknown policy name.
+
+    Examples
+    --------
+    >>> refuse_spec_init_batch("ucbe:init_batch=4", None, "policy")  # the spec alone
+    >>> refuse_spec_init_batch("ucbe:init_batch=4", 4, "policy")  # the same value
+    >>> refuse_spec_init_batch(["ucbe:init_batch=4", "pulse"], 10, "policies")  # pulse: 10
+    >>> refuse_spec_init_batch("ucbe:init_batch=4", 10, "policy")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    latentbench.exceptions.InputError: init_batch=10 and policy='ucbe:init_batch=4' both set ...
+    """
+    if init_batch is None:
+        return
+    given = [specs] if isinstance(specs, str) else list(specs)
+    owns = [parse_policy(spec)[3].get("init_batch") for spec in given]
+    if not owns or any(own is None or own == init_batch for own in owns):
+        return
+    shown = ",".join(spec.strip() for spec in given)
+    values = "/".join(dict.fromkeys(repr(own) for own in owns))
+    whose = "the spec's" if len(given) == 1 else "the specs'"
+    raise InputError(
+        f"init_batch={init_batch!r} and {where}={shown!r} both set the initial batch "
+        f"({init_batch!r} and {values} cells per model), and {whose} won; expected one of "
+        f"them: drop init_batch= or {whose} init_batch"
+    )
 
 
 def check_sizes(policy: Policy, n_models: int, n_items: int) -> None:

@@ -29,6 +29,7 @@ from latentbench.select._policies import (
     make_policy,
     parse_policy,
     refuse_spec_delta,
+    refuse_spec_init_batch,
 )
 from latentbench.select._proxy import LowRankProxy, check_rank, fit_history
 from latentbench.select._run import (
@@ -175,8 +176,9 @@ def replay(
         (at the latest when every cell is revealed).
     batch_size, init_batch : int, optional
         Cells per round and initial cells per model; by default from
-        :func:`~latentbench.select.default_schedule` (the same start for every policy; a
-        spec's ``init_batch`` wins).
+        :func:`~latentbench.select.default_schedule` (the same start for every policy). A
+        spec's ``init_batch`` is the same setting: both given, with different values, is
+        an error.
     rank : int or "auto", default "auto"
         Rank of the low-rank proxy (history-free: ``"auto"`` is rank 2); a policy that
         learns no proxy (``ucbe``, ``uniform``, ``full``) does not use it, and another
@@ -228,6 +230,7 @@ def replay(
     no_history = check_flag(no_history, "no_history")  # "no" ran without a history
     random_state = check_seed(random_state, "random_state")
     check_select_delta(delta)  # before the history and the proxy fit
+    refuse_spec_init_batch(policy, init_batch, "policy")  # the spec's won, unsaid
     choice = _check_history_options(
         history, history_store, history_benchmark, no_history,
         {"metric": history_metric, "filter": history_filter, "split": history_split},

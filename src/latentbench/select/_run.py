@@ -16,7 +16,7 @@ import numpy as np
 from latentbench._checks import check_flag, check_seed, is_integer
 from latentbench._repr import html_block
 from latentbench.exceptions import InputError
-from latentbench.select._base import Policy, UCBEBookkeeping
+from latentbench.select._base import DEFAULT_DELTA, Policy, UCBEBookkeeping
 from latentbench.select._betting import BettingConfSeq
 from latentbench.select._certify import certifies, certifies_differences, check_epsilon
 from latentbench.select._policies import check_sizes
@@ -715,7 +715,8 @@ def run_selection(
         Error probability of that certificate, for a policy without intervals (default
         0.05). A policy with intervals certifies at its own ``delta`` (``Pulse()``: 0.05);
         a different ``delta`` here is an error (set the policy's: ``Pulse(delta=0.01)``),
-        never ignored.
+        never ignored. So is a ``delta`` other than 0.05 for a run that builds no
+        certificate (a policy without intervals and ``stop="budget"``), as ``epsilon`` is.
     epsilon : float, default 0.0
         Tolerance of the certificate, in score units: the recommendation is certified once
         its lower bound exceeds every other arm's upper bound minus ``epsilon``, so that it
@@ -912,7 +913,22 @@ def _certifier(
             f"stop={stop!r}; expected stop='confidence' (a betting certificate on its revealed "
             "cells) or epsilon=0"
         )
+    if delta is not None and float(delta) != DEFAULT_DELTA and first is None:
+        # nothing reads it: the run was the default's (select replay --delta 0.3, no word)
+        raise InputError(
+            f"delta={delta:g} applies to a certificate, and {policy.name!r} has none with "
+            f"stop={stop!r}; expected stop='confidence' (a betting certificate on its revealed "
+            "cells) or no delta="
+        )
     return monitor, first
+
+
+def reads_delta(policy: Policy, stop: str) -> bool:
+    """Whether a run of ``policy`` stopped by ``stop`` builds a certificate that a run's
+    ``delta`` sets: the policy's intervals (``ci`` other than ``"none"``), or at a confidence
+    stop the betting certificate on its revealed cells. Without one :func:`run_selection`
+    refuses a ``delta`` other than the default (it would be ignored)."""
+    return stop == "confidence" or getattr(policy, "ci", "none") != "none"
 
 
 def _rounds(

@@ -9,13 +9,14 @@ import os
 import re
 import tomllib
 import urllib.parse
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from latentbench._checks import json_problem
-from latentbench.exceptions import InputError
+from latentbench._checks import json_problem, user_stacklevel
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.io import load_items
 from latentbench.io._arrival import tilde_hint, unpacked_path
 from latentbench.io._files import file_sha256
@@ -217,6 +218,44 @@ def _models(raw: object, where: str, info: OracleInfo) -> tuple[ModelOptions, ..
     return tuple(models)
 
 
+def _unread_settings(
+    info: OracleInfo,
+    raw: dict[str, Any],
+    loaded: dict[str, ScorerOptions | ItemOptions],
+    models: Sequence[ModelOptions],
+) -> str:
+    """The ``[scorer]``, ``[items]`` and ``[[models]]`` settings the configuration gives
+    (another value than the default) that oracle kind ``info`` never reads
+    (:attr:`OracleInfo.unread`), as one phrase naming them (the sections' values, the models
+    that set a model key); empty when there are none."""
+    parts = []
+    for section, options in loaded.items():
+        table = raw.get(section)
+        given = table if isinstance(table, dict) else {}
+        defaults = {f.name: f.default for f in fields(options)}
+        named = [
+            f"{key}={getattr(options, key)!r}"
+            for key in info.unread.get(section, ())
+            if key in given and getattr(options, key) != defaults.get(key)
+        ]
+        if named:
+            parts.append(f"[{section}] " + ", ".join(named))
+    by_models: dict[tuple[str, ...], list[str]] = {}
+    for key in info.unread.get("models", ()):
+        names = tuple(m.name for m in models if getattr(m, key) is not None)
+        if names:
+            by_models.setdefault(names, []).append(key)
+    shown = []
+    for names, keys in by_models.items():
+        who = f"{len(names)} of {len(models)} models"
+        if len(names) < len(models):
+            who += ": " + ", ".join(map(repr, names[:3])) + (", ..." if len(names) > 3 else "")
+        shown.append(f"{', '.join(keys)} ({who})")
+    if shown:
+        parts.append("[[models]] " + ", ".join(shown))
+    return "; ".join(parts)
+
+
 def _at(base: Path, value: str) -> Path:
     """A path of the configuration: ``~`` is the home folder (a TOML string is always quoted,
     so no shell expands it), and a relative path is relative to ``base``, the configuration
@@ -281,6 +320,13 @@ class LiveConfig:
             A file that is missing or not TOML, an unknown section or key, a bad value, or a
             credential written into the file (keys come from environment variables), named
             with its section and key.
+
+        Warns
+        -----
+        DataWarning
+            ``[scorer]``, ``[items]`` or ``[[models]]`` settings that the ``[oracle] kind``
+            never reads (:attr:`OracleInfo.unread <latentbench.select.live.OracleInfo>`), in
+            one line naming the kind and the keys.
         """
         file = Path(path)
         return cls.from_dict(_read_toml(file), base_dir=file.parent, source=str(file))
@@ -308,6 +354,11 @@ class LiveConfig:
         Raises
         ------
         InputError
+            As :meth:`from_toml`.
+
+        Warns
+        -----
+        DataWarning
             As :meth:`from_toml`.
         """
         where = source or "<config>"
@@ -356,6 +407,15 @@ class LiveConfig:
             data, "policy", where, (*accepted, *policy_info.deprecated_options)
         )  # [policy] alpha: the deprecated spelling of delta, renamed with a warning
         policy = rename_deprecated(policy, accepted, where=f"{where}: [policy]")
+        unread = _unread_settings(info, {"scorer": scorer_raw, "items": data.get("items")},
+                                  {"scorer": scorer, "items": items}, models)  # fmt: skip
+        if unread:  # accepted and never read: one line at load, the identity unchanged
+            warnings.warn(
+                f"{where}: [oracle] kind={info.name!r} does not read {unread} "
+                f"({info.unread_why}): drop them, or choose the oracle kind that reads them",
+                DataWarning,
+                stacklevel=user_stacklevel(),
+            )
         return cls(
             run=run,
             models=models,

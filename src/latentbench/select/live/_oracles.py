@@ -13,7 +13,7 @@ its class (a module of :mod:`latentbench.select.oracles`), one builder here and
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -80,6 +80,12 @@ class OracleInfo:
     benchmark_option : str or tuple of str or None
         ``[oracle]`` keys whose value is the default benchmark name, the first one set
         (``lm-eval``: ``group``, then ``task``).
+    unread : dict of str to tuple of str
+        Keys of ``[scorer]``, ``[items]`` and ``[[models]]`` (by section: ``"scorer"``,
+        ``"items"``, ``"models"``) that this kind never reads; a configuration that sets one
+        (to another value than its default) is warned of when it is loaded, naming them.
+    unread_why : str
+        Why it does not read them, for that warning.
     """
 
     name: str
@@ -90,6 +96,8 @@ class OracleInfo:
     needs_prompt: bool = False
     metric: str | None = None
     benchmark_option: str | tuple[str, ...] | None = None
+    unread: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    unread_why: str = ""
 
 
 ORACLES: dict[str, OracleInfo] = {}
@@ -105,15 +113,19 @@ def oracle(
     needs_prompt: bool = False,
     metric: str | None = None,
     benchmark_option: str | tuple[str, ...] | None = None,
+    unread: Mapping[str, tuple[str, ...]] | None = None,
+    unread_why: str = "",
 ) -> Callable[[_B], _B]:
-    """Register ``build(config, items)`` as the builder of ``[oracle] kind = name``."""
+    """Register ``build(config, items)`` as the builder of ``[oracle] kind = name`` (the
+    keywords are :class:`OracleInfo`'s fields)."""
 
     def register(build: _B) -> _B:
         if name in ORACLES:
             raise ValueError(f"oracle kind {name!r} is registered twice")
         ORACLES[name] = OracleInfo(
-            name, summary, options, build, model_keys, needs_prompt, metric, benchmark_option
-        )
+            name, summary, options, build, model_keys, needs_prompt, metric, benchmark_option,
+            dict(unread or {}), unread_why,
+        )  # fmt: skip
         return build
 
     return register
@@ -174,6 +186,9 @@ class ChatOracleOptions(OracleOptions):
     options=ChatOracleOptions,
     model_keys=("base_url", "model"),
     needs_prompt=True,
+    unread={"models": ("lm_eval_model", "model_args")},
+    unread_why="each endpoint is asked for its model; lm_eval_model and model_args are the "
+    "lm-eval bridge's",
 )
 def _chat(config: LiveConfig, items: Sequence[dict[str, str]]) -> ChatCompletionsOracle:
     o = options_as(config, ChatOracleOptions)
@@ -204,6 +219,13 @@ class PythonOracleOptions(OracleOptions):
     "python",
     summary="a Python function score(model, items) -> scores",
     options=PythonOracleOptions,
+    unread={
+        "scorer": ("kind", "function"),
+        "items": ("prompt_field", "answer_field"),
+        "models": ("base_url", "api_key_env", "model_args"),
+    },
+    unread_why="its function scores each model's items itself, given their ids; [scorer] only "
+    "names the metric its rows are stored under",
 )
 def _python(config: LiveConfig, items: Sequence[dict[str, str]]) -> CallableOracle:
     o = options_as(config, PythonOracleOptions)
@@ -246,6 +268,13 @@ class LmEvalOracleOptions(OracleOptions):
     options=LmEvalOracleOptions,
     metric="lm-eval",
     benchmark_option=("group", "task"),
+    unread={
+        "scorer": ("kind", "function"),
+        "items": ("prompt_field", "answer_field"),
+        "models": ("base_url",),
+    },
+    unread_why="the harness builds and scores the prompts of its task itself; a served model's "
+    "URL goes in model_args",
 )
 def _lm_eval(config: LiveConfig, items: Sequence[dict[str, str]]) -> LmEvalBridgeOracle:
     o = options_as(config, LmEvalOracleOptions)
