@@ -234,6 +234,15 @@ def _check_number(
         )
 
 
+def _child_rng(rng: np.random.Generator) -> np.random.Generator:
+    """An independent generator derived from ``rng`` without drawing from it (its seed
+    sequence spawned; one number drawn where it has no seed sequence to spawn from)."""
+    try:
+        return rng.spawn(1)[0]
+    except (TypeError, ValueError):  # a bit generator built without a SeedSequence
+        return np.random.default_rng(int(rng.integers(2**63)))
+
+
 class UCBELRF(UCBEBookkeeping):
     """UCB-E-LRF (Zhou et al., arXiv 2407.06172), as in ``banditeval``.
 
@@ -263,7 +272,8 @@ class UCBELRF(UCBEBookkeeping):
     refit_every : int, default 1
         Rounds between ensemble refits (>= 1).
     random_state : int, optional
-        Seeds the ensemble (the dropped cells and the starting factors).
+        Seeds the ensemble (the dropped cells and the starting factors); None: a child of the
+        run's generator (its ``random_state``), so the same seed gives the same run.
     """
 
     name = "ucbe_lrf"
@@ -338,7 +348,11 @@ class UCBELRF(UCBEBookkeeping):
         """
         self.check_sizes(state.n_arms, state.n_items)
         super().initialize(state, None)
-        self._rng = np.random.default_rng(self.random_state)
+        if self.random_state is not None:
+            self._rng = np.random.default_rng(self.random_state)
+        else:  # the run's: a seeded run is the same run (fresh entropy gave two runs of one seed
+            # other estimates and cell counts); a child, so the run's own draws are as before
+            self._rng = _child_rng(state.rng)
         self._next = 0
         self._mean: np.ndarray | None = None
         self._sd: np.ndarray | None = None
