@@ -1066,3 +1066,29 @@ def test_a_precision_alone_reports_progress_without_a_total(live_setup):
     args[5] = str(s.tmp / "c.duckdb")
     res = run_cli(*args, env=env)
     assert res.exit_code == 0 and "no [run] spend_cap" not in res.stderr
+
+
+def test_a_missing_history_that_keys_the_run_is_named_with_its_way_out(live_setup):
+    """estimate --live does not use [proxy] history, but the file is hashed into the run's
+    key: a config whose history was deleted was refused with select live's words alone
+    ('no such file; expected a response matrix file'). The refusal says why it matters here
+    and the way out; dropping the key is another run, which reuses the answers paid for."""
+    from latentbench.exceptions import InputError
+
+    s = live_setup
+    config = s.write_config()
+    cal = _calibration(s)
+    store = s.tmp / "h.duckdb"
+    first = estimate_live(cal, config, store, model="model-1", budget=4, seed=2)
+    text = config.read_text()
+    gone = s.tmp / "gone.toml"
+    gone.write_text(text.replace('history = "history.csv"', 'history = "deleted.csv"'))
+    refusal = (r"gone.toml: \[proxy\] history = '.*deleted.csv': no such file; estimate "
+               r"--live does not use it .* but it keys the run")  # fmt: skip
+    with pytest.raises(InputError, match=refusal):
+        estimate_live(cal, gone, store, model="model-1", budget=4, seed=2)
+    dropped = s.tmp / "dropped.toml"
+    dropped.write_text(text.replace('history = "history.csv"\n', ""))
+    again = estimate_live(cal, dropped, store, model="model-1", budget=4, seed=2)
+    assert again.options["live"]["run_id"] != first.options["live"]["run_id"]
+    assert again.items == first.items and again.options["live"]["n_paid"] == 0

@@ -359,6 +359,13 @@ def _estimate_config(
             "default: a failed cell stops the run; the same command (or call) then asks it "
             "again)"
         )
+    if cfg.history is not None and not cfg.history.is_file():  # hashed into the run's key
+        raise InputError(
+            f"{cfg.source}: [proxy] history = {str(cfg.history)!r}: no such file; {command} "
+            "does not use it (the calibration stands in for a history), but it keys the run "
+            "(a resume must match it): restore the file, or drop [proxy] history from the "
+            "configuration (another run, which reuses the answers stored for this one)"
+        )
     return cfg
 
 
