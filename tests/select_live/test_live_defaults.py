@@ -165,3 +165,24 @@ def test_proxy_options_a_policy_does_not_use_are_said_unused(live_setup):
         warnings.simplefilter("always")
         run_live(LiveConfig.from_toml(path), db, oracle=MatrixOracle(s.Y))
     assert not [w for w in seen if "does not use" in str(w.message)]
+
+
+def test_an_epsilon_no_certificate_reads_is_refused_before_anything_is_asked(live_setup):
+    """``[run] epsilon = 0.01`` with a policy that has no certificate at a budget stop was
+    refused by the selection after the paid initial batch (32 requests), in Python's words
+    ('epsilon=0.01 ...', no file): now before the run row, naming the file and the key.
+    At a confidence stop the same epsilon is read (a certificate on the revealed cells)."""
+    from latentbench.exceptions import InputError
+
+    s = live_setup
+    path = s.write_config(run={"policy": "ucbe", "epsilon": 0.01, "budget": 20})
+    path.write_text(path.read_text().replace("refit_every = 3", "").replace(
+        'history = "history.csv"\nrank = 2', ""))  # fmt: skip
+    store = s.tmp / "eps.duckdb"
+    with pytest.raises(InputError, match=r"run.toml: \[run\] epsilon = 0.01 applies to a cert"):
+        run_live(path, store)
+    assert not s.state.requests and not store.exists()  # no run row, no store left behind
+    path.write_text(path.read_text().replace("budget = 20", 'stop = "confidence"'))
+    with Store(s.tmp / "eps2.duckdb") as db:
+        live = run_live(LiveConfig.from_toml(path), db, oracle=MatrixOracle(s.Y))
+    assert live.status == "done" and live.selection.params["epsilon"] == 0.01

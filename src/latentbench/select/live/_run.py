@@ -25,6 +25,7 @@ from latentbench.select._run import (
     SelectionResult,
     check_select_delta,
     crossed_note,
+    reads_delta,
     run_selection,
 )
 from latentbench.select._schedule import default_schedule
@@ -708,6 +709,13 @@ def run_live(
         check_select_delta(getattr(policy, "delta", None))
     except InputError as exc:
         raise InputError(f"{cfg.source}: [policy] {exc}") from None
+    if run.epsilon > 0 and not reads_delta(policy, stop):  # refused after the paid start
+        raise InputError(
+            f"{cfg.source}: [run] epsilon = {run.epsilon:g} applies to a certificate, and "
+            f"policy {run.policy!r} has none with stop = {stop!r}; expected [run] stop = "
+            "'confidence' (a betting certificate on its revealed cells) or epsilon = 0 "
+            "(nothing was asked)"
+        )
     batch_size, init_batch = default_schedule(n_models, n_items, run.budget)
     batch_size = run.batch_size or batch_size
     init_batch = run.init_batch or init_batch
