@@ -186,3 +186,27 @@ def test_an_epsilon_no_certificate_reads_is_refused_before_anything_is_asked(liv
     with Store(s.tmp / "eps2.duckdb") as db:
         live = run_live(LiveConfig.from_toml(path), db, oracle=MatrixOracle(s.Y))
     assert live.status == "done" and live.selection.params["epsilon"] == 0.01
+
+
+@pytest.mark.parametrize("policy", ["ucbe_lrf", "full"])
+def test_a_confidence_stop_no_certificate_reads_is_refused_before_anything_is_asked(
+    live_setup, policy
+):
+    """No budget (a confidence stop) with a policy that has no intervals and chooses its items
+    (ucbe_lrf, full) was refused by the selection after the paid initial batch (32 requests),
+    in Python's words ('stop='confidence' ...', no file), leaving a 'failed' run in the store:
+    now before the run row, naming the file, the key and the way out."""
+    from latentbench.exceptions import InputError
+    from latentbench.select import make_policy
+    from latentbench.select._run import certifies_at_confidence
+
+    s = live_setup
+    path = s.write_config(run={"policy": policy})
+    path.write_text(path.read_text().replace("budget = 96\n", "").replace("refit_every = 3", "")
+                    .replace('history = "history.csv"\nrank = 2', ""))  # fmt: skip
+    store = s.tmp / "conf.duckdb"
+    with pytest.raises(InputError, match=r"run.toml: \[run\] stop = 'confidence' \(the def"):
+        run_live(path, store)
+    assert not s.state.requests and not store.exists()  # no run row, no store left behind
+    # the policies a certificate reads are not refused (their intervals, or uniform cells)
+    assert all(certifies_at_confidence(make_policy(p)) for p in ("ucbe", "uniform", "pulse"))

@@ -482,10 +482,7 @@ class _CellCertificate:
 
     @classmethod
     def for_policy(cls, policy: Policy, state: SelectionState, delta: float) -> _CellCertificate:
-        uniform = isinstance(policy, UCBEBookkeeping) and (
-            type(policy).select_items is UCBEBookkeeping.select_items
-        )
-        if not uniform:
+        if not reveals_uniform_cells(policy):
             raise InputError(
                 f"stop='confidence' (the default without a budget: stop when the best is "
                 f"certified) needs a policy with intervals or one that reveals uniform cells; "
@@ -921,6 +918,23 @@ def _certifier(
             "cells) or no delta="
         )
     return monitor, first
+
+
+def reveals_uniform_cells(policy: Policy) -> bool:
+    """Whether ``policy`` reveals uniform cells without replacement given the past (the
+    default ``select_items`` of :class:`~latentbench.select._base.UCBEBookkeeping`), so that
+    a betting certificate on its revealed cells is valid."""
+    return isinstance(policy, UCBEBookkeeping) and (
+        type(policy).select_items is UCBEBookkeeping.select_items
+    )
+
+
+def certifies_at_confidence(policy: Policy) -> bool:
+    """Whether a run of ``policy`` can stop at a certificate (``stop="confidence"``): by its
+    own intervals (``ci`` other than ``"none"``) or by the betting certificate on its revealed
+    cells (:func:`reveals_uniform_cells`). Known before any cell is revealed; without it
+    :func:`run_selection` refuses a confidence stop after the initial batch."""
+    return getattr(policy, "ci", "none") != "none" or reveals_uniform_cells(policy)
 
 
 def reads_delta(policy: Policy, stop: str) -> bool:

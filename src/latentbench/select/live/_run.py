@@ -23,6 +23,7 @@ from latentbench.io._secrets import without_masked
 from latentbench.select._policies import POLICIES, lucb_bonus, make_policy, parse_policy
 from latentbench.select._run import (
     SelectionResult,
+    certifies_at_confidence,
     check_select_delta,
     crossed_note,
     reads_delta,
@@ -715,6 +716,14 @@ def run_live(
             f"policy {run.policy!r} has none with stop = {stop!r}; expected [run] stop = "
             "'confidence' (a betting certificate on its revealed cells) or epsilon = 0 "
             "(nothing was asked)"
+        )
+    if stop == "confidence" and not certifies_at_confidence(policy):  # refused after the start
+        default = "" if run.stop else " (the default without a budget)"
+        raise InputError(
+            f"{cfg.source}: [run] stop = 'confidence'{default} stops when the best is "
+            f"certified, and policy {run.policy!r} has no intervals and chooses its items (no "
+            "certificate on its cells); expected [run] budget = N, or stop = 'budget' to "
+            "evaluate every cell (nothing was asked)"
         )
     batch_size, init_batch = default_schedule(n_models, n_items, run.budget)
     batch_size = run.batch_size or batch_size
