@@ -210,3 +210,27 @@ def test_a_confidence_stop_no_certificate_reads_is_refused_before_anything_is_as
     assert not s.state.requests and not store.exists()  # no run row, no store left behind
     # the policies a certificate reads are not refused (their intervals, or uniform cells)
     assert all(certifies_at_confidence(make_policy(p)) for p in ("ucbe", "uniform", "pulse"))
+
+
+def test_a_certificate_grid_the_memory_cannot_hold_is_refused_before_anything_is_asked(
+    live_setup,
+):
+    """``[policy] certificate_grid = 100000000`` (pulse) was accepted, and the run asked its
+    initial batch (32 cells) before PULSE's betting sequences asked for 11.9 GiB (a
+    MemoryError, or a run that hangs): now bounded by the models before the run row, naming
+    the file, the option and its range."""
+    from latentbench.exceptions import InputError
+    from latentbench.select import make_policy
+
+    with pytest.raises(InputError, match=r"certificate_grid=100000000; expected an integer in "
+                       r"\[2, 8,388,607\] for 4 models"):  # fmt: skip
+        make_policy("pulse:certificate_grid=100000000", shape=(4, 48))
+    make_policy("pulse:certificate_grid=8388607", shape=(4, 48))  # the bound itself is taken
+    s = live_setup
+    path = s.write_config()
+    grid = "[policy]\ncertificate_grid = 100000000\n"
+    path.write_text(path.read_text().replace("[policy]\n", grid))
+    store = s.tmp / "grid.duckdb"
+    with pytest.raises(InputError, match=r"run.toml: \[policy\]: policy 'pulse' option certif"):
+        run_live(path, store)
+    assert not s.state.requests and not store.exists()

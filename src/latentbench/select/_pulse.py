@@ -11,7 +11,7 @@ from latentbench._checks import check_flag, is_integer, is_number
 from latentbench.exceptions import InputError
 from latentbench.select import _certify
 from latentbench.select._base import DEFAULT_DELTA, ProxyBookkeeping, make_confseq, resolve_delta
-from latentbench.select._betting import BettingConfSeq, checked_weights
+from latentbench.select._betting import HORIZONS, BettingConfSeq, checked_weights
 from latentbench.select._bounds import EBConfSeq, FreedmanConfSeq
 from latentbench.select._estimators import dr_draw_estimates, dr_round_variance, plugin_lambda
 from latentbench.select._paired import PairedCertificate, plausible_levels
@@ -38,6 +38,11 @@ With ``bonus="ci"`` the grid has ``max(MIN_GRID, n_items)`` points: a bound is p
 step, and 0.001 is 8 % of MMLU-Pro's top-two gap, while a step of ``1 / n_items`` is the
 resolution of a mean over the pool (binary scores: every possible mean is a grid point). The
 cost grows with the grid, so smaller pools keep 1,000."""
+
+GRID_CELLS = 2**27
+"""Upper bound of ``n_arms x horizons x (certificate_grid + 1)``, the values of each of the
+betting sequences' arrays (1 GiB of float64 at the bound): ``certificate_grid = 100000000``
+on 4 models asked for 11.9 GiB, and failed with a MemoryError after the initial batch."""
 
 
 class Pulse(ProxyBookkeeping):
@@ -189,7 +194,9 @@ class Pulse(ProxyBookkeeping):
         Candidate means of the confidence sequences, ``0, 1/grid, ..., 1`` (each bound is
         padded by one step): None is ``max(1000, n_items)`` with ``bonus="ci"`` (a step of
         ``1 / n_items``; :data:`MIN_GRID`), else 1,000. Any grid is valid; a finer one costs
-        time in proportion to the candidates inside the current interval.
+        time in proportion to the candidates inside the current interval, and memory: a given
+        grid is bounded by :data:`GRID_CELLS` / (models x 4 horizons) - 1 (:meth:`check_sizes`,
+        before anything is evaluated).
     certificate_split : float or None, default None
         Share of ``delta`` on the certificate's upper bounds (``BettingConfSeq``'s
         ``certificate_split``; each lower bound gets ``(1 - s) delta / (n_arms - 1)``): None
@@ -457,6 +464,34 @@ class Pulse(ProxyBookkeeping):
         # the proxy is prewarmed on the initial cells by the run loop; sums use the current f
         self._stale = self.f_obs.copy()
         self._refresh_exact(state, np.arange(m))
+
+    def check_sizes(self, n_arms: int, n_items: int) -> None:
+        """Refuse a ``certificate_grid`` the data cannot hold: ``n_arms`` x horizons x
+        ``(certificate_grid + 1)`` values at most :data:`GRID_CELLS` in each of the betting
+        sequences' arrays (the default grid is not bounded here).
+
+        Parameters
+        ----------
+        n_arms : int
+            Models (rows) of the matrix.
+        n_items : int
+            Items (columns) of the matrix (not used: the grid does not grow with them).
+
+        Raises
+        ------
+        InputError
+            Naming the option, its value and the largest this many models allow.
+        """
+        grid = self.certificate_grid
+        per_step = max(1, int(n_arms)) * len(HORIZONS)
+        high = max(2, GRID_CELLS // per_step - 1)
+        if grid is not None and grid > high:
+            raise InputError(
+                f"policy {self.name!r} option certificate_grid={grid!r}; expected an integer in "
+                f"[2, {high:,}] for {n_arms:,} models (the confidence sequences hold models x "
+                f"{len(HORIZONS)} horizons x (grid + 1) values per array, at most "
+                f"{GRID_CELLS:,})"
+            )
 
     def _grid(self, n_items: int) -> int:
         """Candidate means of the confidence sequences: ``certificate_grid``, else
