@@ -319,6 +319,9 @@ def test_settings_the_oracle_kind_does_not_read_are_said(tmp_path):
         "models), api_key_env, model_args (1 of 2 models: 'a') (its function scores each "
         "model's items itself, given their ids; [scorer] only names the metric its rows are "
         "stored under): drop them, or choose the oracle kind that reads them"
+        "; they still key the run and its stored answers: dropped from a run that has "
+        "started, it is another run that asks its cells again, or is refused with [run] "
+        "run_id"
     ]
     plain, quiet = load(config(python, extra=False))
     assert quiet == []
@@ -331,6 +334,9 @@ def test_settings_the_oracle_kind_does_not_read_are_said(tmp_path):
         "[items] prompt_field='question', answer_field='gold'; [[models]] base_url (2 of 2 "
         "models) (the harness builds and scores the prompts of its task itself; a served "
         "model's URL goes in model_args): drop them, or choose the oracle kind that reads them"
+        "; they still key the run and its stored answers: dropped from a run that has "
+        "started, it is another run that asks its cells again, or is refused with [run] "
+        "run_id"
     ]
     _, said = load(config({"kind": "openai"}, extra=True))
     assert said == [
@@ -338,8 +344,67 @@ def test_settings_the_oracle_kind_does_not_read_are_said(tmp_path):
         "models), model_args (1 of 2 models: 'a') (each endpoint is asked for its model; "
         "lm_eval_model and model_args are the lm-eval bridge's): drop them, or choose the "
         "oracle kind that reads them"
+        "; they still key the run and its stored answers: dropped from a run that has "
+        "started, it is another run that asks its cells again, or is refused with [run] "
+        "run_id"
     ]
     defaults = config(python, extra=False)
     defaults["scorer"] = {"kind": "exact_match"}
     defaults["items"].update(prompt_field="prompt", answer_field="answer")
     assert load(defaults)[1] == []  # the shared test configuration's [scorer]: the default
+
+
+def test_unread_oracle_settings_that_key_the_run_say_so(tmp_path, monkeypatch):
+    """The unread-settings warning said "drop them" of settings that key the run: a python
+    oracle's run with `[scorer] kind = "multiple_choice"`, dropped on its word and run again
+    on the same store, was another run (another id) that called the function for every cell
+    again (the scorer is part of each answer's key). The warning says so when one of them is
+    keyed; a model's base_url / api_key_env alone (not keyed) keep the plain advice."""
+    import warnings
+
+    from latentbench.exceptions import DataWarning
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "keyed_oracle.py").write_text(
+        "CALLS = []\n"
+        "def score(model, items):\n"
+        "    CALLS.extend(items)\n"
+        "    return [float(len(model + i) % 2) for i in items]\n"
+    )
+    (tmp_path / "items.jsonl").write_text(
+        "".join(json.dumps({"id": f"q{k}"}) + "\n" for k in range(12))
+    )
+
+    def load(scorer: bool, endpoint: bool = False) -> tuple[LiveConfig, list[str]]:
+        data: dict = {"run": {"budget": 4, "policy": "ucbe", "init_batch": 2, "batch_size": 2},
+                      "oracle": {"kind": "python", "function": "keyed_oracle:score"},
+                      "items": {"path": "items.jsonl"},
+                      "models": [{"name": "a"}, {"name": "bb"}]}  # fmt: skip
+        if scorer:
+            data["scorer"] = {"kind": "multiple_choice"}
+        if endpoint:
+            data["models"][0].update(base_url="http://127.0.0.1:9/v1", api_key_env="KEY")
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            cfg = LiveConfig.from_dict(data, base_dir=tmp_path, source="run.toml")
+        return cfg, [str(w.message) for w in seen if issubclass(w.category, DataWarning)]
+
+    clause = "they still key the run and its stored answers"
+    keyed, said = load(scorer=True)
+    assert len(said) == 1 and said[0].endswith(
+        f"drop them, or choose the oracle kind that reads them; {clause}: dropped from a run "
+        "that has started, it is another run that asks its cells again, or is refused with "
+        "[run] run_id"
+    ), said
+    _, said = load(scorer=False, endpoint=True)
+    assert len(said) == 1 and clause not in said[0], said  # where a model is reached: not keyed
+    # what the clause says: dropped, another run, every cell asked again
+    import keyed_oracle
+
+    path = tmp_path / "s.duckdb"
+    first = run_live(keyed, path)
+    asked = len(keyed_oracle.CALLS)
+    dropped, _ = load(scorer=False)
+    second = run_live(dropped, path)
+    assert first.status == second.status == "done" and asked > 0
+    assert second.run_id != first.run_id and len(keyed_oracle.CALLS) == 2 * asked

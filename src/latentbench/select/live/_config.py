@@ -223,12 +223,15 @@ def _unread_settings(
     raw: dict[str, Any],
     loaded: dict[str, ScorerOptions | ItemOptions],
     models: Sequence[ModelOptions],
-) -> str:
+) -> tuple[str, bool]:
     """The ``[scorer]``, ``[items]`` and ``[[models]]`` settings the configuration gives
     (another value than the default) that oracle kind ``info`` never reads
     (:attr:`OracleInfo.unread`), as one phrase naming them (the sections' values, the models
-    that set a model key); empty when there are none."""
+    that set a model key), empty when there are none; and whether one of them is part of
+    :meth:`LiveConfig.identity` (the scorer, the item fields, a model's harness options: all
+    but a model's endpoint and key variable), so that dropping it changes the run."""
     parts = []
+    keyed = False
     for section, options in loaded.items():
         table = raw.get(section)
         given = table if isinstance(table, dict) else {}
@@ -238,13 +241,15 @@ def _unread_settings(
             for key in info.unread.get(section, ())
             if key in given and getattr(options, key) != defaults.get(key)
         ]
-        if named:
+        if named:  # the scorer's spec and the item fields are the identity's
             parts.append(f"[{section}] " + ", ".join(named))
+            keyed = True
     by_models: dict[tuple[str, ...], list[str]] = {}
     for key in info.unread.get("models", ()):
         names = tuple(m.name for m in models if getattr(m, key) is not None)
         if names:
             by_models.setdefault(names, []).append(key)
+            keyed = keyed or key not in ("api_key_env", *ENDPOINT_FIELDS)
     shown = []
     for names, keys in by_models.items():
         who = f"{len(names)} of {len(models)} models"
@@ -253,7 +258,17 @@ def _unread_settings(
         shown.append(f"{', '.join(keys)} ({who})")
     if shown:
         parts.append("[[models]] " + ", ".join(shown))
-    return "; ".join(parts)
+    return "; ".join(parts), keyed
+
+
+_STILL_KEYED = (
+    "they still key the run and its stored answers: dropped from a run that has started, it "
+    "is another run that asks its cells again, or is refused with [run] run_id"
+)
+"""What the unread settings that are part of :meth:`LiveConfig.identity` still do: a python
+oracle's run with ``[scorer] kind = 'multiple_choice'``, told to drop it and run again on the
+same store, started another run (another id) and called its function for all 12 cells again
+(none reused: the scorer is part of each answer's key), or was refused with ``[run] run_id``."""
 
 
 def _at(base: Path, value: str) -> Path:
@@ -407,12 +422,15 @@ class LiveConfig:
             data, "policy", where, (*accepted, *policy_info.deprecated_options)
         )  # [policy] alpha: the deprecated spelling of delta, renamed with a warning
         policy = rename_deprecated(policy, accepted, where=f"{where}: [policy]")
-        unread = _unread_settings(info, {"scorer": scorer_raw, "items": data.get("items")},
-                                  {"scorer": scorer, "items": items}, models)  # fmt: skip
+        unread, keyed = _unread_settings(
+            info, {"scorer": scorer_raw, "items": data.get("items")},
+            {"scorer": scorer, "items": items}, models,
+        )  # fmt: skip
         if unread:  # accepted and never read: one line at load, the identity unchanged
             warnings.warn(
                 f"{where}: [oracle] kind={info.name!r} does not read {unread} "
-                f"({info.unread_why}): drop them, or choose the oracle kind that reads them",
+                f"({info.unread_why}): drop them, or choose the oracle kind that reads them"
+                + (f"; {_STILL_KEYED}" if keyed else ""),
                 DataWarning,
                 stacklevel=user_stacklevel(),
             )
