@@ -188,6 +188,32 @@ def test_an_epsilon_no_certificate_reads_is_refused_before_anything_is_asked(liv
     assert live.status == "done" and live.selection.params["epsilon"] == 0.01
 
 
+def test_a_policy_delta_no_certificate_reads_is_refused_before_anything_is_asked(live_setup):
+    """``[policy] ci = "none"`` with ``delta = 0.3`` at a budget stop ran without a word, its
+    record saying delta 0.3 (no certificate reads it: the same run as 0.05), where select
+    replay refuses ``--policy pulse:ci=none --delta 0.3 --budget N``: now refused before the
+    run row, naming the file and the key. The default 0.05, or a confidence stop, runs; at
+    a confidence stop the certificate on the revealed cells is built at the given delta (it
+    was built at 0.05, the record saying 0.05: the setting ignored there too)."""
+    from latentbench.exceptions import InputError
+
+    s = live_setup
+    path = s.write_config(run={"budget": 20})
+    text = path.read_text().replace("refit_every = 3", 'ci = "none"\ndelta = 0.3')
+    path.write_text(text)
+    store = s.tmp / "delta.duckdb"
+    with pytest.raises(InputError, match=r"run.toml: \[policy\] delta = 0.3 applies to a cert"):
+        run_live(path, store)
+    assert not s.state.requests and not store.exists()  # no run row, no store left behind
+    for changed in (text.replace("delta = 0.3", "delta = 0.05"),
+                    text.replace("budget = 20", 'stop = "confidence"')):  # fmt: skip
+        path.write_text(changed)
+        with Store(s.tmp / f"d{len(changed)}.duckdb") as db:
+            live = run_live(LiveConfig.from_toml(path), db, oracle=MatrixOracle(s.Y))
+        assert live.status == "done"
+        assert live.selection.params["delta"] == (0.3 if "confidence" in changed else 0.05)
+
+
 @pytest.mark.parametrize("policy", ["ucbe_lrf", "full"])
 def test_a_confidence_stop_no_certificate_reads_is_refused_before_anything_is_asked(
     live_setup, policy

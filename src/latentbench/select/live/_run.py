@@ -20,6 +20,7 @@ from latentbench._compat import TEXT
 from latentbench.exceptions import DataWarning, InputError, LiveStop
 from latentbench.io import SnapshotWriter
 from latentbench.io._secrets import without_masked
+from latentbench.select._base import DEFAULT_DELTA
 from latentbench.select._policies import POLICIES, lucb_bonus, make_policy, parse_policy
 from latentbench.select._run import (
     SelectionResult,
@@ -717,6 +718,19 @@ def run_live(
             "'confidence' (a betting certificate on its revealed cells) or epsilon = 0 "
             "(nothing was asked)"
         )
+    # the [policy] delta given ("alpha" is renamed at load), as the policy holds it (checked)
+    given_delta = getattr(policy, "delta", None) if "delta" in cfg.policy_options else None
+    if (
+        given_delta is not None
+        and float(given_delta) != DEFAULT_DELTA
+        and not reads_delta(policy, stop)
+    ):  # read by nothing (select replay and experiment refuse their --delta alike)
+        raise InputError(
+            f"{cfg.source}: [policy] delta = {given_delta:g} applies to a certificate, and "
+            f"policy {run.policy!r} with ci = {getattr(policy, 'ci', 'none')!r} has none with "
+            f"stop = {stop!r}; expected [run] stop = 'confidence' (a betting certificate on its "
+            "revealed cells), a [policy] ci other than 'none', or no delta (nothing was asked)"
+        )
     if stop == "confidence" and not certifies_at_confidence(policy):  # refused after the start
         default = "" if run.stop else " (the default without a budget)"
         raise InputError(
@@ -904,6 +918,12 @@ def _select(
             proxy=proxy,
             random_state=run.seed,
             stop=stop,
+            # the [policy] delta (or the live default) is the run's, as select replay's
+            # --delta is: without intervals (ci = 'none') the certificate on the revealed
+            # cells of a confidence stop is built at it (it was built at 0.05, unsaid)
+            delta=getattr(policy, "delta", None)
+            if "delta" in POLICIES[run.policy].options
+            else None,
             epsilon=run.epsilon,
             model_ids=cfg.model_ids,
             true_means=inner.true_means() if isinstance(inner, MatrixOracle) else None,
