@@ -521,51 +521,6 @@ def run_experiment(
     """
     if not isinstance(policies, str):  # (a string is refused with the other options)
         refuse_spec_init_batch(policies, init_batch, "policies")  # read by no policy
-    return _run_experiment(
-        scores,
-        pools,
-        policies,
-        seeds=seeds,
-        budget=budget,
-        batch_size=batch_size,
-        init_batch=init_batch,
-        proxy=proxy,
-        stop=stop,
-        delta=delta,
-        target=target,
-        reference=reference,
-        engine=engine,
-        n_jobs=n_jobs,
-        grid_step=grid_step,
-        ray_address=ray_address,
-        progress=progress,
-        stop_event=stop_event,
-    )
-
-
-def _run_experiment(
-    scores: np.ndarray,
-    pools: dict[str, np.ndarray],
-    policies: list[str],
-    *,
-    seeds: int | list[int] = 200,
-    budget: int = 400_000,
-    batch_size: int | None = None,
-    init_batch: int | None = None,
-    proxy: LowRankProxy | None = None,
-    stop: str = "budget",
-    delta: float = 0.05,
-    target: float = 0.95,
-    reference: str | None = None,
-    engine: str = "local",
-    n_jobs: int | None = None,
-    grid_step: int | None = None,
-    ray_address: str | None = None,
-    progress: ProgressCallback | None = None,
-    stop_event: threading.Event | None = None,
-) -> ExperimentResult:
-    """:func:`run_experiment` after its checks of the user's ``init_batch`` (here it may be
-    the default schedule's, which a spec's own ``init_batch`` overrides)."""
     check_event(stop_event)
     check_select_delta(delta)  # before any run (a pulse run refused it after the others)
     seed_list, reference = _check_run_options(policies, engine, seeds, budget, reference, stop)
@@ -1318,14 +1273,17 @@ def experiment_from_matrix(
             "every candidate, leaving no cells to select; expected fewer initial cells per "
             "model than items (or a matrix with more items)"
         )
-    result = _run_experiment(  # init_batch: checked above, now maybe the default's
+    # the user's init_batch was checked above; the default's, filled in, is passed only when
+    # a policy starts with it (every spec's own: none, which run_experiment would refuse)
+    shared_start = None if all(own != init_batch for own in starts) else init_batch
+    result = run_experiment(
         candidates,
         pool_rows,
         list(policies),
         seeds=seeds,
         budget=int(min(budget, cap)),
         batch_size=batch_size,
-        init_batch=init_batch,
+        init_batch=shared_start,
         proxy=proxy,
         stop=stop,
         delta=delta,
