@@ -400,8 +400,8 @@ def unused_settings_note(cfg: LiveConfig, command: str = "estimate --live") -> s
 
     default = RunOptions()
     changed = [key for key in _SELECT_ONLY_RUN if getattr(cfg.run, key) != getattr(default, key)]
-    parts = [f"[run] {', '.join(f'{k} = {getattr(cfg.run, k)!r}' for k in changed)}"]
-    parts = parts if changed else []
+    named = ", ".join(f"{key} = {getattr(cfg.run, key)!r}" for key in changed)
+    parts = [f"[run] {named}"] if changed else []
     instead = list(dict.fromkeys(_SELECT_ONLY_RUN[key] for key in changed))
     if cfg.policy_options:
         parts.append(f"[policy] {', '.join(sorted(cfg.policy_options))}")
