@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from latentbench.exceptions import InputError
+from latentbench.exceptions import DataWarning, InputError
 from latentbench.select import (
     UCBE,
     LowRankProxy,
@@ -357,10 +357,28 @@ def test_a_rank_above_what_the_history_can_hold_is_refused():
     from latentbench.select import experiment_from_matrix
 
     Y = lowrank_data(20, 120, r=2, seed=5)[0]
-    kw = dict(pools="full", policies=["ucbe"], seeds=1, budget=50, pool_size=10, n_jobs=1)
+    kw = dict(pools="full", policies=["pulse"], seeds=1, budget=50, pool_size=10, n_jobs=1)
     with pytest.raises(InputError, match=r"rank=11; expected an integer in \[1, 10\]"):
         experiment_from_matrix(Y, rank=11, **kw)
     assert experiment_from_matrix(Y, rank=10, **kw).params["proxy_rank"] == 10
+
+
+def test_a_rank_no_policy_reads_is_said_once_and_no_proxy_is_fitted(monkeypatch):
+    """`experiment --policies ucbe,uniform --rank 500` warned that --rank was not used, then
+    refused it as too large for the history (a proxy nobody reads was fitted and its rank
+    checked): now the warning is all, and no proxy is fitted."""
+    from latentbench.select import _proxy, experiment_from_matrix
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("a proxy was fitted for policies that read none")
+
+    monkeypatch.setattr(_proxy, "fit_history", no_fit)
+    Y = lowrank_data(20, 120, r=2, seed=5)[0]
+    kw = dict(pools="full", seeds=1, budget=50, pool_size=10, n_jobs=1)
+    with pytest.warns(DataWarning, match=r"^rank=500 not used: policies 'ucbe,uniform'"):
+        out = experiment_from_matrix(Y, rank=500, policies=["ucbe", "uniform"], **kw)
+    assert out.params["proxy_rank"] is None and out.params["proxy_fit_seconds"] is None
+    assert {row["policy"] for row in out.summary} == {"ucbe", "uniform"}
 
 
 def test_a_repeated_policy_is_refused(tmp_path):
@@ -384,7 +402,6 @@ def test_a_repeated_policy_is_refused(tmp_path):
 def test_two_gap_targets_that_select_the_same_models_are_one_pool():
     # 'gap:0.01,0.011,0.012' on a small leaderboard built three identical pools, run three
     # times under gap0.010, gap0.010-2, gap0.010-3 as if they were replicates
-    from latentbench.exceptions import DataWarning
     from latentbench.select import experiment_from_matrix
 
     Y = lowrank_data(20, 120, r=2, seed=5)[0]

@@ -1146,7 +1146,8 @@ def experiment_from_matrix(
         the same for every policy.
     rank : int or "auto"
         Proxy rank (see :class:`~latentbench.select.LowRankProxy`); another value than
-        ``"auto"`` is warned of when no policy learns a proxy (none uses it).
+        ``"auto"`` is warned of when no policy learns a proxy (none uses it; no proxy is
+        fitted then, ``params["proxy_rank"]`` is None).
     simulate : int, optional
         Replace the source by this many synthetic models drawn from a rank-``sim_rank``
         :class:`~latentbench.select.LeaderboardSimulator` fitted to it (``split`` is then
@@ -1191,8 +1192,9 @@ def experiment_from_matrix(
         refuse_spec_delta(spec, "policies")
     refuse_spec_init_batch(policies, init_batch, "policies")  # read by no policy
     _refuse_unread_delta(policies, stop, delta)
-    if rank != "auto" and not any(POLICIES[parse_policy(s)[1]].needs_proxy for s in policies):
-        warnings.warn(  # it was accepted and ignored (the proxy is fitted, none reads it)
+    learns = any(POLICIES[parse_policy(s)[1]].needs_proxy for s in policies)
+    if rank != "auto" and not learns:
+        warnings.warn(  # accepted and not used: no proxy is fitted, and rank is not checked
             f"rank={rank!r} not used: policies {','.join(policies)!r} learn no proxy, and rank "
             "is the proxy's; drop rank, or add a policy that learns one (e.g. pulse)",
             DataWarning,
@@ -1253,8 +1255,10 @@ def experiment_from_matrix(
         )
     history = scores[hist][:, oracle.kept_items]
     what = f"the history ({len(hist)} models of the split)"
-    check_rank(rank, history.shape, what)
-    proxy = fit_history(LowRankProxy(rank=rank, random_state=random_state), history, what)
+    proxy = None  # fitted only for a policy that reads it (its fit is most of a small run)
+    if learns:
+        check_rank(rank, history.shape, what)
+        proxy = fit_history(LowRankProxy(rank=rank, random_state=random_state), history, what)
     means = candidates.mean(axis=1, dtype=np.float64)
     parsed = parse_pools(pools) if isinstance(pools, str) else list(pools)
     pool_rows = _label_by_gap(
@@ -1295,8 +1299,8 @@ def experiment_from_matrix(
     params.update(
         n_history=int(hist.size),
         n_candidates=int(test.size),
-        proxy_fit_seconds=proxy.fit_seconds_,
-        proxy_rank=proxy.rank_,
+        proxy_fit_seconds=None if proxy is None else proxy.fit_seconds_,
+        proxy_rank=None if proxy is None else proxy.rank_,
     )
     result.params.update(params)
     return result
