@@ -63,7 +63,8 @@ def _config(tmp_path, extra_run="", models=2, oracle='kind = "openai"', n=12):
     text = f'[run]\nbudget = 8\nbatch_size = 2\ninit_batch = 2\npolicy = "ucbe"\n{extra_run}\n'
     text += f'[oracle]\n{oracle}\n[items]\npath = "items.jsonl"\n'
     for k in range(models):
-        text += f'[[models]]\nname = "m{k}"\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m{k}"\n'
+        text += f'[[models]]\nname = "m{k}"\nmodel = "m{k}"\n'
+        text += 'base_url = "http://127.0.0.1:9/v1"\n' if "openai" in oracle else ""  # its own
         text += f'lm_eval_model = "org/m{k}"\n' if "lm-eval" in oracle else ""
     path = tmp_path / "run.toml"
     path.write_text(text)
