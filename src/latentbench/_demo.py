@@ -44,12 +44,15 @@ DEMO_SEEDS = 20
 demo's count until 2026-12-07, that point was the slowest run's, whose bootstrap interval
 undercovers and printed a saving against UCB-E that 20 to 60 runs do not show:
 ``select._experiment_stats.MIN_TAIL_SEEDS``)."""
-DEMO_OUTPUTS = ("fit", "responses.parquet", "calibration.parquet", "new_model.parquet",
-                "report.html")  # fmt: skip
+DEMO_OUTPUTS = ("fit", "responses.parquet", "candidates.parquet", "calibration.parquet",
+                "new_model.parquet", "report.html")  # fmt: skip
 """What :func:`demo` writes in its folder (``fit/`` a folder), replacing an earlier demo's."""
 DEMO_ESTIMATE_BUDGET = 100
 """Items the demo's new model is estimated from (of the second leaderboard's 1,000)."""
 TARGET = 0.95
+DEMO_SELECTION_SEED = 1
+"""Seed of the demo's certified PULSE run: ``latentbench select replay`` on the files
+``candidates`` and ``calibration`` (as its history) with ``--seed 1`` gives the same run."""
 
 
 def demo_matrix(
@@ -285,7 +288,10 @@ class DemoResult:
         That model's true full-benchmark score (its mean over every item).
     paths : dict
         ``abilities``, ``items``, ``fit``, ``random_items`` (the fit's files),
-        ``responses``, ``calibration``, ``new_model``, ``report``.
+        ``responses``, ``candidates`` (the selection's candidates: ``latentbench select
+        replay CANDIDATES --history CALIBRATION --seed 1`` gives :attr:`selection`),
+        ``calibration`` (the second leaderboard's history models), ``new_model``,
+        ``report``.
     seconds : float
     """
 
@@ -506,7 +512,7 @@ def demo(
         batch_size=batch,
         init_batch=init_cells,
         proxy=proxy,
-        random_state=1,
+        random_state=DEMO_SELECTION_SEED,
         stop="confidence",
         model_ids=ids,
     )
@@ -516,6 +522,11 @@ def demo(
         "history models": len(history),
         "candidates": len(candidates),
     }
+    # the candidates as a file: `select replay` on it, with the history's file (the
+    # calibration, below) and the run's seed, gives the same run (the demo prints the command)
+    item_ids = [f"item-{j:04d}" for j in range(n_items)]
+    paths["candidates"] = folder / "candidates.parquet"
+    ResponseMatrix(Y, ids, item_ids).to_long().to_parquet(paths["candidates"], index=False)
     tell(f"running PULSE and UCB-E on {seeds} seeds each")
     budget = min(full - len(candidates) * init_cells, 8_000)
     experiment = run_experiment(
@@ -547,9 +558,7 @@ def demo(
     paths["calibration"] = folder / "calibration.parquet"
     paths["new_model"] = folder / "new_model.parquet"
     rows = [*history, new]  # one long table, then the new model's rows apart
-    long = ResponseMatrix(
-        scores[rows], [model_ids[i] for i in rows], [f"item-{j:04d}" for j in range(n_items)]
-    ).to_long()
+    long = ResponseMatrix(scores[rows], [model_ids[i] for i in rows], item_ids).to_long()
     is_new = (long["model"] == model_ids[new]).to_numpy()
     long[~is_new].to_parquet(paths["calibration"], index=False)
     long[is_new].to_parquet(paths["new_model"], index=False)

@@ -138,10 +138,26 @@ def test_demo_runs_and_finds_planted_items(shared_demo, monkeypatch):
                                               out / "new_model.parquet"], printed  # fmt: skip
     again = runner.invoke(app, pasted[1:])
     assert again.exit_code == 0 and again.output.splitlines()[0] == line, again.output
+    # the certified selection's command, on the candidates' file the demo wrote, is its run
+    # (was: no file of the candidates, and the next block's `select replay RESPONSES.parquet`
+    # on responses.parquet is refused: that leaderboard has missing cells)
+    from latentbench.select import replay
+
+    printed = next(x for x in output.splitlines() if x.startswith("The same run with"))
+    pasted = shlex.split(printed.split(": ", 1)[1])
+    assert pasted[:3] == ["latentbench", "select", "replay"], printed
+    assert [Path(p) for p in (pasted[3], pasted[5])] == [out / "candidates.parquet",
+                                                         out / "calibration.parquet"]  # fmt: skip
+    assert pasted[4] == "--history" and pasted[6:] == ["--seed", "1"], printed
+    rerun = replay(pasted[3], history=pasted[5], random_state=int(pasted[7]))
+    assert rerun.best_id == certified[1] and rerun.evaluations_total == cells
+    assert rerun.stopped == "confidence"
     # the README's demo block shows these lines: the same words, numbers aside
     printed_lines = _masked(output)
     for shown in _readme_block("$ latentbench demo"):
-        assert _masked(shown) in printed_lines, f"README line not printed by the demo: {shown}"
+        # the README's demo folder is the default's; this demo's is DEMO_OUT, as given
+        here = re.sub(r"latentbench-demo/(\S+)", lambda m: shlex.quote(f"{given}/{m[1]}"), shown)
+        assert _masked(here) in printed_lines, f"README line not printed by the demo: {shown}"
 
 
 def _masked(text: str) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from latentbench._demo import DEMO_SEEDS, earlier_outputs
+from latentbench._demo import DEMO_SEEDS, DEMO_SELECTION_SEED, earlier_outputs
 from latentbench.cli import Command, app, as_given, example
 from latentbench.cli._common import (
     clean_warnings,
@@ -63,7 +63,9 @@ def demo(
         print_fit(result.fit, top=5)
         _fit_findings(result)
         paths = result.paths
-        fit_files = [p for name, p in paths.items() if name not in ("responses", "report")]
+        fit_files = [  # the selection's candidates are said with its command
+            p for name, p in paths.items() if name not in ("responses", "candidates", "report")
+        ]
         console.print(escape(f"Wrote {', '.join(map(as_given, fit_files))}."), soft_wrap=True)
         console.rule("[bold]best-model selection: PULSE vs UCB-E")
         _print_selection(result)
@@ -168,3 +170,13 @@ def _print_selection(result: Any) -> None:
             f"{result.truth[i]:.3f}",
         )
     print_table(table)
+    paths = result.paths
+    console.print(
+        escape(
+            "The same run with the command: latentbench select replay "
+            f"{shlex.quote(as_given(paths['candidates']))} "
+            f"--history {shlex.quote(as_given(paths['calibration']))} "
+            f"--seed {DEMO_SELECTION_SEED}"
+        ),
+        soft_wrap=True,
+    )
