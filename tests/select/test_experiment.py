@@ -213,7 +213,7 @@ def test_experiment_drops_items_with_missing_candidate_cells_when_asked():
     Y[test[0], [7, 40]] = np.nan  # two candidate cells unobserved
     Y[hist[0], 90] = np.nan  # a history hole is the proxy's business, not the target's
     kw = dict(pools="full", policies=["ucbe"], seeds=2, budget=200, batch_size=16)
-    kw.update(init_batch=8, pool_size=10, rank=1, n_jobs=1)
+    kw.update(init_batch=8, pool_size=10, n_jobs=1)
     with pytest.raises(InputError, match="missing"):
         experiment_from_matrix(Y, **kw)
     res = experiment_from_matrix(Y, missing="drop-items", **kw)
@@ -322,7 +322,7 @@ def test_a_missing_candidate_cell_is_named_by_its_ids_and_file(tmp_path):
     items = [f"q{k:03d}" for k in range(120)]
     path = tmp_path / "holes.csv"
     pd.DataFrame(Y, columns=items).assign(model=models)[["model", *items]].to_csv(path, index=False)
-    kw = dict(pools="full", policies=["ucbe"], seeds=1, budget=100, pool_size=10, rank=1)
+    kw = dict(pools="full", policies=["ucbe"], seeds=1, budget=100, pool_size=10)
     said = (
         rf"holes\.csv: 1 candidate cell is missing \(first: model 'model-{test[3]}', item "
         r"'q040'\).*missing='drop-items'"
@@ -405,7 +405,7 @@ def test_two_gap_targets_that_select_the_same_models_are_one_pool():
     from latentbench.select import experiment_from_matrix
 
     Y = lowrank_data(20, 120, r=2, seed=5)[0]
-    kw = dict(policies=["ucbe"], seeds=1, budget=50, pool_size=10, rank=1, n_jobs=1)
+    kw = dict(policies=["ucbe"], seeds=1, budget=50, pool_size=10, n_jobs=1)
     with pytest.warns(DataWarning, match=r"'gap0\.0101' selects the same 10 models as 'gap0\.01'"):
         res = experiment_from_matrix(Y, pools="gap:0.01,0.0101,full", **kw)
     assert len(res.pools) == 2 and "full" in res.pools
