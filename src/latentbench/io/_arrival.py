@@ -318,6 +318,24 @@ def _utf16_of_other_text(head: bytes) -> bool:
     return not any(ord(c) < 32 and c not in "\t\n\r" for c in text)
 
 
+def undecodable_at(path: str | Path) -> str:
+    """Where a file that is not UTF-8 first fails to decode, said after "not UTF-8 text":
+    `` (line L: byte 0xNN at column C)`` (a byte-order mark is no column); empty when the
+    file cannot be read again or decodes after all."""
+    try:
+        with open_unpacked(path) as handle:
+            data = handle.read()
+        data = data.removeprefix(b"\xef\xbb\xbf")
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        return f" (line {line:,}: byte 0x{data[exc.start]:02x} at column {column:,})"
+    except (OSError, InputError):
+        pass
+    return ""
+
+
 def encoding_hint(path: str | Path) -> str:
     """`` (the file is UTF-16 ...)`` when the file's first bytes say UTF-16 (a byte-order
     mark, or the zero bytes of ASCII text in UTF-16), `` (an lz4-compressed file; ...)`` when

@@ -32,6 +32,7 @@ from latentbench.io._arrival import (
     packed_advice,
     packed_kind,
     tilde_hint,
+    undecodable_at,
     unpacking,
 )
 from latentbench.io.formats._report import LoadReport
@@ -860,9 +861,10 @@ def load_json(path: Path) -> Any:
             else ""
         )
         return parse_json(text, str(path), hint=cut)
-    except UnicodeDecodeError as exc:
+    except UnicodeDecodeError:  # the line and the byte (a name in cp1252, a cut character)
         raise InputError(
-            f"{path}: not UTF-8 text ({exc.reason}){encoding_hint(path)}; expected a JSON file"
+            f"{path}: not UTF-8 text{undecodable_at(path)}{encoding_hint(path)}; expected a JSON "
+            "file"
         ) from None
 
 

@@ -36,6 +36,7 @@ from latentbench.io._arrival import (
     PACKED_SUFFIXES,
     encoding_hint,
     open_unpacked,
+    undecodable_at,
     unpacked_path,
 )
 from latentbench.io.formats._common import (
@@ -105,9 +106,10 @@ def _parse_lines(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
     try:  # a byte-order mark (Notepad) is no record; a .jsonl.gz is read decompressed
         with io.TextIOWrapper(open_unpacked(path), encoding="utf-8-sig") as handle:
             text = handle.read()  # universal newlines, as read_text: CR-only line ends
-    except UnicodeDecodeError as exc:
+    except UnicodeDecodeError:  # the line and the byte, as the other JSON-lines readers say
         raise InputError(
-            f"{path}: not UTF-8 text ({exc.reason}){encoding_hint(path)}; expected lm-eval samples"
+            f"{path}: not UTF-8 text{undecodable_at(path)}{encoding_hint(path)}; expected lm-eval "
+            "samples"
         ) from None
     utf16 = encoding_hint(path) if "\x00" in text else ""
     if utf16:  # UTF-16 of characters whose bytes are all ASCII: valid UTF-8, garbled
