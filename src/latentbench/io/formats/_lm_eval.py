@@ -442,7 +442,8 @@ def _say_short(
         report.notes.append(
             f"{path}: {len(docs):,} docs of task {task!r}, but its run's results file says "
             f"{effective:,} were evaluated (n-samples 'effective'): {effective - len(docs):,} "
-            "are missing (a file cut short or edited?)"
+            f"{'is' if effective - len(docs) == 1 else 'are'} missing (a file cut short or "
+            "edited?)"
         )
 
 
