@@ -174,6 +174,27 @@ def test_results_of_several_benchmarks_are_refused_naming_them():
     assert list(answers) == ["Qwen/Qwen3-8B"] and len(answers["Qwen/Qwen3-8B"]) == 10
 
 
+def test_results_of_several_benchmarks_name_one_spelling_of_group(setup):
+    # the refusal said '(group=NAME; --group NAME)' in Python and on the command line, and
+    # '--group NAME' for how a Python user's calibration was ingested
+    tmp_path, new, _ = setup
+    _samples(new, "org/new", "taskB", np.ones(3))
+    with pytest.raises(InputError) as caught:
+        read_responses(new, source="lm-eval")
+    assert str(caught.value).endswith(
+        "for a calibration ingested with group=NAME (item ids TASK/ID), read them with the "
+        "same group=NAME"
+    )
+    result = runner.invoke(
+        app, ["estimate", str(tmp_path / "cal.parquet"), str(new), "--source", "lm-eval"]
+    )
+    assert result.exit_code == 2
+    assert " ".join(result.output.split()).endswith(
+        "for a calibration ingested with --group NAME (item ids TASK/ID), read them with the "
+        "same --group NAME"
+    )
+
+
 def test_metric_and_source_options_are_checked(setup, tmp_path):
     root, new, _ = setup
     cal = str(root / "cal.parquet")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import codecs
 import gzip
 import json
+import re
 import shutil
 import tarfile
 import zipfile
@@ -226,6 +227,28 @@ def test_an_inspect_eval_log_is_still_a_zip_it_reads(tmp_path):
         "inspect", FORMATS / "inspect" / "logs", filter={"theory_of_mind": "model_graded_fact"}
     )
     assert "arc_challenge" in set(frame["benchmark"])
+
+
+@pytest.mark.parametrize("source", ["lm-eval", "helm", "lighteval", "table"])
+def test_an_inspect_log_given_to_another_source_is_said_as_one_not_to_unzip(tmp_path, source):
+    """An Inspect ``.eval`` log given to another source was 'a zip archive ...: unpack it
+    first (unzip X.eval) and give the folder or the files it holds', which gives
+    header.json and samples/*.json, no file any source reads: it is named as an Inspect log
+    and the source that reads it, named directly, in a folder and to ``fit``."""
+    log = next((FORMATS / "inspect" / "logs").glob("*.eval"))
+    said = "an Inspect AI log (a zip archive holding header.json); expected "
+    with pytest.raises(InputError) as caught:
+        read_results(source, log)
+    assert str(caught.value).startswith(f"{log}: {said}")
+    assert str(caught.value).endswith(": the inspect source reads it (latentbench ingest inspect)")
+    assert "unzip" not in str(caught.value)
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    shutil.copy(log, folder / log.name)
+    with pytest.raises(InputError, match=rf"1 compressed file.*: {re.escape(said)}"):
+        read_results(source, folder)
+    with pytest.raises(InputError, match=re.escape(said)):
+        ResponseMatrix.read(folder / log.name)
 
 
 def test_a_live_items_file_from_windows(tmp_path):

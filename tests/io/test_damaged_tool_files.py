@@ -249,3 +249,33 @@ def test_inspect_logs_without_a_model_are_refused_not_read_as_one_model(formats,
         read_results("inspect", [tmp_path / "logs" / "b.json"])
     frame, _ = read_results("inspect", [tmp_path / "logs" / "b.json"], model="org/named")
     assert set(frame["model"]) == {"org/named"} and len(frame) == 3
+
+
+def test_a_json_result_file_not_utf8_names_the_line_and_the_byte(formats, tmp_path):
+    # an instance id edited in a Windows editor (cp1252 'é'): the error said 'not UTF-8 text
+    # (invalid continuation byte)', no line, no byte, where the JSON-lines readers of EEE
+    # and items files name both
+    run = formats / "helm/benchmark_output/runs/v1/boolq:model=openai_gpt2"
+    (tmp_path / "run").mkdir()
+    lines = (run / "per_instance_stats.json").read_bytes().split(b"\n")
+    at = next(k for k, line in enumerate(lines) if b'"instance_id"' in line)
+    column = lines[at].index(b'"id') + 2  # 1-based column of the byte after the quote
+    lines[at] = lines[at].replace(b'"id', b'"\xe9id', 1)
+    (tmp_path / "run" / "per_instance_stats.json").write_bytes(b"\n".join(lines))
+    with pytest.raises(InputError) as caught:
+        read_results("helm", tmp_path, metric="exact_match")
+    assert str(caught.value) == (
+        f"{tmp_path / 'run' / 'per_instance_stats.json'}: not UTF-8 text (line {at + 1}: "
+        f"byte 0xe9 at column {column}); expected a JSON file"
+    )
+    samples = next((formats / "lm-eval/v0.4.9/EleutherAI__pythia-160m").glob("samples_arc*"))
+    (tmp_path / "lm").mkdir()
+    lines = samples.read_bytes().split(b"\n")
+    lines[1] = lines[1][:9] + b"\x96" + lines[1][9:]  # cp1252 en dash
+    (tmp_path / "lm" / samples.name).write_bytes(b"\n".join(lines))
+    with pytest.raises(InputError) as caught:
+        read_results("lm-eval", tmp_path / "lm", metric="acc")
+    assert str(caught.value) == (
+        f"{tmp_path / 'lm' / samples.name}: not UTF-8 text (line 2: byte 0x96 at column 10); "
+        "expected lm-eval samples"
+    )

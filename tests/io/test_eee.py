@@ -214,3 +214,32 @@ def test_export_into_a_folder_with_something_in_the_way_writes_nothing(tmp_path,
         write_eee(frame, out)
     assert first_samples.read_text(encoding="utf-8") == "stale\n"  # nothing moved
     assert not list(tmp_path.glob("*.partial*")) and len(list(tmp_path.iterdir())) == 2
+
+
+def test_a_score_where_lower_is_better_is_refused_not_read_as_correctness(tmp_path):
+    # an aggregate result whose metric_config says lower is better (an error rate, a loss):
+    # its records' evaluation.score was stored as it is, so 1 (an error) read as correct
+    folder = tmp_path / "run"
+    shutil.copytree(DEMO, folder)
+    (aggregate,) = folder.glob("*-*[0-9a-f].json")
+    doc = json.loads(aggregate.read_text())
+    doc["evaluation_results"][0]["metric_config"].update(
+        metric_id="error_rate", lower_is_better=True
+    )
+    aggregate.write_text(json.dumps(doc))
+    with pytest.raises(InputError) as caught:
+        read_results("eee", folder)
+    message = str(caught.value)
+    assert "_samples.jsonl:1: field 'evaluation.score': value 1.0 is metric 'error_rate'" in (
+        message
+    )
+    assert f"{aggregate}: evaluation_results[0]: field 'metric_config.lower_is_better'" in message
+    assert "with metric='is_correct'" in message
+    frame, _ = read_results("eee", folder, metric="is_correct")  # the way out reads
+    assert frame["metric"].tolist() == ["is_correct"]
+    _register()
+    store = tmp_path / "s.duckdb"
+    result = CliRunner().invoke(app, ["ingest", "eee", str(folder), "--store", str(store)])
+    assert result.exit_code == 2
+    assert "correctness with --metric is_correct, or write" in " ".join(result.output.split())
+    assert not store.exists()

@@ -139,3 +139,57 @@ def test_the_naming_note_spells_the_keyword_in_python_and_the_flag_on_the_comman
     assert said.exit_code == 0, said.output
     text = " ".join(said.output.split())
     assert "the model is 'base/m' (--model sets it)" in text and "model= sets it" not in text
+
+
+def _checkpoints(root: Path, second_scores: tuple[int, int]) -> tuple[Path, Path]:
+    """Two runs of one repository at two revisions (lm-eval names both after pretrained=)."""
+    runs = []
+    for folder, revision in (("a", "step1000"), ("b", "step2000")):
+        args = f"pretrained=EleutherAI/pythia-160m,revision={revision},dtype=float16"
+        runs.append(
+            _run(root, folder, {"model": "hf", "model_args": args}, "EleutherAI/pythia-160m")
+        )
+    line = '{"doc_id": %d, "filter": "none", "metrics": ["acc"], "acc": %d}\n'
+    text = line % (0, second_scores[0]) + line % (1, second_scores[1])
+    (runs[1] / f"samples_tiny_{DATE}.jsonl").write_text(text)
+    return runs[0], runs[1]
+
+
+def test_checkpoints_read_as_one_model_are_said(tmp_path):
+    # the same docs' scores agree: read as one model's, 4 rows kept as 2, without a word
+    a, b = _checkpoints(tmp_path, (1, 0))
+    frame, report = read_results("lm-eval", tmp_path)
+    assert len(frame) == 2 and set(frame["model"]) == {"EleutherAI/pythia-160m"}
+    (note,) = [n for n in report.notes if "other weights" in n]
+    assert note == (
+        "model 'EleutherAI/pythia-160m': runs of other weights are read as this one model, the "
+        "name lm-eval gives them both (their 'config.model_args': revision='step1000' in "
+        f"{a / f'results_{DATE}.json'}, revision='step2000' in {b / f'results_{DATE}.json'}); "
+        "if they are two models (checkpoints of one), read each run with model=NAME"
+    )
+    # one run of each, or a name for each: no note
+    for run, name in ((a, "pythia-160m@step1000"), (b, "pythia-160m@step2000")):
+        assert not read_results("lm-eval", run)[1].notes
+        assert not read_results("lm-eval", run, model=name)[1].notes
+
+
+def test_a_conflict_between_checkpoints_does_not_advise_duplicates(tmp_path):
+    # a doc they score differently: the error advised duplicates="latest" or "mean", which
+    # keep one checkpoint's answer (the other checkpoint lost) or average two models
+    _checkpoints(tmp_path, (0, 0))
+    with pytest.raises(InputError) as err:
+        read_results("lm-eval", tmp_path)
+    message = str(err.value)
+    assert "give different scores (1.0 and 0.0)" in message
+    assert (
+        "(the runs name other weights in 'config.model_args' (revision='step1000' and "
+        "revision='step2000'), which lm-eval names as one model: if they are two models "
+        '(checkpoints of one), read each run with model=NAME; duplicates="latest" or '
+        'duplicates="mean" would keep one checkpoint\'s answer or mix both)'
+    ) in message
+    # the same revision twice (a run repeated) keeps the usual advice
+    for run in ("a", "b"):
+        results = tmp_path / run / f"results_{DATE}.json"
+        results.write_text(results.read_text().replace("step2000", "step1000"))
+    with pytest.raises(InputError, match='choose duplicates="latest" or duplicates="mean"'):
+        read_results("lm-eval", tmp_path)

@@ -174,3 +174,28 @@ def test_a_conflicting_eval_names_both_members(tmp_path):
         frame, report = read_results("inspect", changed)
         assert store.ingest(frame, report, duplicates="latest")["n_replaced"] == 1
         assert store.long()["score"].tolist() == [0.0]
+
+
+def test_the_log_folder_manifest_of_an_eval_set_is_skipped_said(tmp_path):
+    # inspect eval-set writes logs.json beside the logs: {log name: EvalLog header}; it was
+    # read as a log ("field 'eval' is missing"), so no eval-set folder could be ingested
+    log = GOOD / "log_formats.eval"
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(log, logs / log.name)
+    with zipfile.ZipFile(log) as archive:
+        header = json.loads(archive.read("header.json"))
+    manifest = logs / "logs.json"
+    manifest.write_text(json.dumps({log.name: header}))
+    alone, _ = read_results("inspect", log)
+    frame, report = read_results("inspect", logs)
+    assert frame.drop(columns="source_file").equals(alone.drop(columns="source_file"))
+    assert report.skipped_files == [
+        {
+            "file": str(manifest),
+            "reason": "a log folder's manifest (the headers of 1 log, no samples: inspect "
+            "eval-set writes it as logs.json); the logs it lists are the files to read",
+        }
+    ]
+    with pytest.raises(InputError, match=r"logs\.json: a log folder's manifest"):
+        read_results("inspect", manifest)  # named alone: no rows, and why

@@ -254,6 +254,10 @@ def test_a_samples_file_short_of_the_docs_its_run_evaluated_is_said(tmp_path):
     assert len(said) == 1 and SAMPLES.name in said[0], report.notes
     assert "7 docs of task 'math_perturbed_full'" in said[0] and "says 10 were" in said[0]
     assert "3 are missing" in said[0]
+    # one doc short: '1 is missing' (it said '1 are missing')
+    (out / SAMPLES.name).write_text("\n".join(lines[:9]) + "\n")
+    (said,) = [n for n in read_results("lm-eval", out)[1].notes if "docs of task" in n]
+    assert "(n-samples 'effective'): 1 is missing (a file cut short or edited?)" in said
 
 
 def test_a_model_folder_linked_into_the_results_folder_is_read(tmp_path):

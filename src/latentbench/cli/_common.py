@@ -637,6 +637,18 @@ _SPELLINGS = (
     # lm-eval's and HELM's naming notes ("(model= sets it)", "...: model= sets it)")
     (re.compile(r"(?:(?<=\()|(?<=: ))model= sets it\)"), "--model sets it)"),
     (re.compile(r"choose it with (metric|filter)=(?![\w'\"])"), r"choose it with --\1"),
+    # estimate --source: a tool's results of several benchmarks (select._estimate)
+    (
+        re.compile(
+            r"ingested with group=NAME \(item ids TASK/ID\), read them with the same group=NAME"
+        ),
+        "ingested with --group NAME (item ids TASK/ID), read them with the same --group NAME",
+    ),
+    # an EEE score where lower is better (io.formats._eee._record_score)
+    (
+        re.compile(rf"correctness with metric='is{_UNDERSCORE}correct'"),
+        "correctness with --metric is_correct",
+    ),
     (re.compile(r"^label=(?='[^']*'(?: names one model|; expected the model's name))"), "--label "),
     (re.compile(r"^benchmark=(?='[^']*': the files hold)"), "--benchmark "),
     (re.compile(r"^split=(?=[-+\w.']+;)"), "--split "),  # an option; in a data key it stays

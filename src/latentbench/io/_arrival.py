@@ -246,9 +246,31 @@ READ_COMPRESSIONS = "gzip, bzip2, xz and zstd"
 the file's first bytes, whatever its name); another one (lz4) is refused saying so."""
 
 
-def packed_note(kind: str) -> str:
+def inspect_log(path: str | Path) -> bool:
+    """Whether a zip archive is an Inspect AI ``.eval`` log (``header.json``, or
+    ``_journal/start.json`` of one still written): unzipping it is no way to read it."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return False
+    return bool(names & {"header.json", "_journal/start.json"})
+
+
+_INSPECT_LOG = (
+    "an Inspect AI log (a zip archive holding header.json): the inspect source reads it "
+    "(latentbench ingest inspect)"
+)
+
+
+def packed_note(kind: str, path: str | Path | None = None) -> str:
     """Why a compressed file or an archive (``kind``, from :func:`packed_kind`) found in a
-    folder is skipped, in a few words (the load report's reason)."""
+    folder is skipped, in a few words (the load report's reason); an Inspect log (``path``
+    given) is said as one."""
+    if kind == "zip archive" and path is not None and inspect_log(path):
+        return _INSPECT_LOG
     if kind == "lz4-compressed file":
         return f"an {kind}; the compressions read are {READ_COMPRESSIONS}: decompress it to read it"
     return f"a {kind}: unpack it to read it"
@@ -259,6 +281,8 @@ def packed_advice(path: str | Path, kind: str, expected: str) -> str:
     found where ``expected`` is read: names the file and what it is, and says how to unpack
     it (a compression that is not read: which ones are)."""
     name = Path(path).name
+    if kind == "zip archive" and inspect_log(path):  # not to unzip: another source's file
+        return f"{path}: {_INSPECT_LOG.replace(':', f'; expected {expected}:', 1)}"
     if kind.endswith("archive"):
         tool = {"zip archive": "unzip", "7z archive": "7z x"}.get(kind, "tar xf")
         do = f"unpack it first ({tool} {name}) and give the folder or the files it holds"
@@ -318,6 +342,24 @@ def _utf16_of_other_text(head: bytes) -> bool:
     return not any(ord(c) < 32 and c not in "\t\n\r" for c in text)
 
 
+def undecodable_at(path: str | Path) -> str:
+    """Where a file that is not UTF-8 first fails to decode, said after "not UTF-8 text":
+    `` (line L: byte 0xNN at column C)`` (a byte-order mark is no column); empty when the
+    file cannot be read again or decodes after all."""
+    try:
+        with open_unpacked(path) as handle:
+            data = handle.read()
+        data = data.removeprefix(b"\xef\xbb\xbf")
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        return f" (line {line:,}: byte 0x{data[exc.start]:02x} at column {column:,})"
+    except (OSError, InputError):
+        pass
+    return ""
+
+
 def encoding_hint(path: str | Path) -> str:
     """`` (the file is UTF-16 ...)`` when the file's first bytes say UTF-16 (a byte-order
     mark, or the zero bytes of ASCII text in UTF-16), `` (an lz4-compressed file; ...)`` when
@@ -325,7 +367,7 @@ def encoding_hint(path: str | Path) -> str:
     said after "not UTF-8"."""
     kind = packed_kind(path)
     if kind is not None and unpacking(path) is None:  # a reader that went by the name
-        return f" ({packed_note(kind)})"
+        return f" ({packed_note(kind, path)})"
     try:
         with open_unpacked(path) as handle:
             head = handle.read(512)

@@ -850,8 +850,7 @@ def _tool_results(
             f"{path}: {source} results of {len(benchmarks)} benchmarks ({shown}); expected one "
             "benchmark's results: for a calibration of one of them (item ids its doc ids), "
             "give that benchmark's result file(s) only; for a calibration ingested with "
-            "--group NAME (item ids TASK/ID), read them with the same group (group=NAME; "
-            "--group NAME)"
+            "group=NAME (item ids TASK/ID), read them with the same group=NAME"
         )
     return frame.reset_index(drop=True), str(path), unpacked_path(path).stem
 

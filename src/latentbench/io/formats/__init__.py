@@ -425,7 +425,7 @@ def read_results(
         raise InputError(f"{exc}{also}") from None
     report = LoadReport(source=source, files=[str(f) for f in files])
     for path, kind in packed:  # a gzipped samples file beside the others: said, never dropped
-        report.skip_file(path, packed_note(kind))
+        report.skip_file(path, packed_note(kind, path))
     for path in dangling:  # a model's run linked in from a folder that is not there
         report.skip_file(path, _link_note(path))
     frames = []

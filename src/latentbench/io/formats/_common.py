@@ -32,6 +32,7 @@ from latentbench.io._arrival import (
     packed_advice,
     packed_kind,
     tilde_hint,
+    undecodable_at,
     unpacking,
 )
 from latentbench.io.formats._report import LoadReport
@@ -636,6 +637,8 @@ def resolve_duplicates(
             f"{str(other['source_model'])!r}; model=NAME gave every row one name: read each "
             "model's files on their own"
         )  # (latest or mean would keep one model's answer, or mix two models', unsaid)
+        weights = _other_weights(report, first, other)
+        advice = weights or advice
         raise InputError(
             f"{location(first)} and {location(other)} give different scores "
             f"({float(first['score'])!r} and {float(other['score'])!r}) for "
@@ -690,6 +693,23 @@ def resolve_duplicates(
         )
         report.flag("mean of conflicting values (--duplicates mean)", len(merged))
     return frame
+
+
+def _other_weights(
+    report: LoadReport | None, first: Mapping[Hashable, Any], other: Mapping[Hashable, Any]
+) -> str | None:
+    """The advice for a conflict between the runs of two revisions of one model's weights
+    that lm-eval names alike (``LoadReport._weights_of``), or None."""
+    known = report._weights_of if report is not None else {}
+    a, b = (known.get(str(row.get("source_file"))) for row in (first, other))
+    if a is None or b is None or a == b:
+        return None
+    return (
+        f"the runs name other weights in 'config.model_args' ({a} and {b}), which lm-eval "
+        "names as one model: if they are two models (checkpoints of one), read each run with "
+        'model=NAME; duplicates="latest" or duplicates="mean" would keep one checkpoint\'s '
+        "answer or mix both"
+    )
 
 
 def _note_untimed_latest(
@@ -841,9 +861,10 @@ def load_json(path: Path) -> Any:
             else ""
         )
         return parse_json(text, str(path), hint=cut)
-    except UnicodeDecodeError as exc:
+    except UnicodeDecodeError:  # the line and the byte (a name in cp1252, a cut character)
         raise InputError(
-            f"{path}: not UTF-8 text ({exc.reason}){encoding_hint(path)}; expected a JSON file"
+            f"{path}: not UTF-8 text{undecodable_at(path)}{encoding_hint(path)}; expected a JSON "
+            "file"
         ) from None
 
 

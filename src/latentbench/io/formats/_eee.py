@@ -63,6 +63,7 @@ _SOURCE_TYPES = ("documentation", "evaluation_run")
 _RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
 _DATA_SOURCE_TYPES = ("url", "hf_dataset", "other")
 _META = "latentbench."
+_AT = "_at"  # an aggregate result's place (file and index), kept beside its fields
 _INSTANCE_KEYS = frozenset(
     {
         "schema_version",
@@ -520,9 +521,10 @@ def _aggregate_context(
     version = "" if lib["version"] == "unknown" else lib["version"]
     library = f"{lib['name']} {version}".strip()
     timestamp = _epoch_timestamp(aggregate.get("evaluation_timestamp"), str(aggregate_path))
-    for result in aggregate["evaluation_results"]:
+    for index, result in enumerate(aggregate["evaluation_results"]):
         key = result.get("evaluation_result_id") or result["evaluation_name"]
-        results[str(key)] = result
+        # where the result is, for a message about it (a lower-is-better metric)
+        results[str(key)] = {**result, _AT: f"{aggregate_path}: evaluation_results[{index}]"}
     return library, timestamp, results
 
 
@@ -557,7 +559,17 @@ def _record_score(
         return float(evaluation["is_correct"]), "is_correct"
     score = coerce_score(evaluation["score"], loc, "evaluation.score")
     config = (result or {}).get("metric_config") or {}
-    return score, str(config.get("metric_id") or "score")
+    name = str(config.get("metric_id") or "score")
+    if config.get("lower_is_better") is True:
+        # an error rate or a loss: stored as it is, 0 would be the best answer to every fit
+        raise InputError(
+            f"{loc}: field 'evaluation.score': value {evaluation['score']!r} is metric "
+            f"{name!r}, where lower is better ({(result or {}).get(_AT)}: field "
+            "'metric_config.lower_is_better' is true); expected a score where higher is "
+            "better (1 a correct answer), as every fit reads it: read each record's 0/1 "
+            "correctness with metric='is_correct', or write the scores the other way round"
+        )
+    return score, name
 
 
 def _result_split(result: Mapping[str, Any] | None) -> str:

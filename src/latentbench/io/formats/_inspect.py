@@ -132,6 +132,8 @@ def _load(path: Path) -> tuple[dict[str, Any], dict[str, Any], list[Sample]]:
                 samples.append((f"{path}: member {member}", member, sample))
             return header["eval"], header, samples
     log = load_json(path)
+    if _is_manifest(log):
+        raise _Manifest(len(log))
     if not isinstance(log, dict) or not isinstance(log.get("eval"), dict):
         raise InputError(
             f"{path}: field 'eval' is missing; expected an Inspect EvalLog (.json log or .eval zip)"
@@ -145,6 +147,26 @@ def _load(path: Path) -> tuple[dict[str, Any], dict[str, Any], list[Sample]]:
             raise InputError(f"{where(path, record=index)}: expected a JSON object (EvalSample)")
         samples.append((f"{where(path, record=index)} (samples[{index}])", None, sample))
     return log["eval"], log, samples
+
+
+class _Manifest(Exception):
+    """A log folder's manifest (``logs.json``) instead of a log; ``args[0]``: the logs it
+    lists."""
+
+
+def _is_manifest(log: Any) -> bool:
+    """Whether a JSON document is the manifest ``inspect eval-set`` (and ``inspect view
+    bundle``) writes as ``logs.json`` in a log folder: an object keyed by log file names whose
+    values are EvalLog headers (an ``eval`` object each, no samples)."""
+    return (
+        isinstance(log, dict)
+        and bool(log)
+        and "eval" not in log
+        and all(
+            isinstance(header, dict) and isinstance(header.get("eval"), dict)
+            for header in log.values()
+        )
+    )
 
 
 def _declared_scorers(spec: dict[str, Any], header: dict[str, Any]) -> list[str]:
@@ -212,7 +234,16 @@ def read(
     errored: Literal["missing", "zero"] = "missing",
 ) -> pd.DataFrame:
     """Read one Inspect log into canonical rows (a log that gives none is reported, not fatal)."""
-    spec, header, samples = _load(path)
+    try:
+        spec, header, samples = _load(path)
+    except _Manifest as manifest:  # beside the logs it lists, which are read
+        report.skip_file(
+            path,
+            f"a log folder's manifest (the headers of {manifest.args[0]:,} "
+            f"log{'' if manifest.args[0] == 1 else 's'}, no samples: "
+            "inspect eval-set writes it as logs.json); the logs it lists are the files to read",
+        )
+        return Columns().frame("inspect_ai", str(path), None)
     task = str(spec.get("task") or unpacked_path(path).stem)
     named = spec.get("model")
     source_model = str(named or "unknown")

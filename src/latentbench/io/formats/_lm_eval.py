@@ -36,6 +36,7 @@ from latentbench.io._arrival import (
     PACKED_SUFFIXES,
     encoding_hint,
     open_unpacked,
+    undecodable_at,
     unpacked_path,
 )
 from latentbench.io.formats._common import (
@@ -105,9 +106,10 @@ def _parse_lines(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
     try:  # a byte-order mark (Notepad) is no record; a .jsonl.gz is read decompressed
         with io.TextIOWrapper(open_unpacked(path), encoding="utf-8-sig") as handle:
             text = handle.read()  # universal newlines, as read_text: CR-only line ends
-    except UnicodeDecodeError as exc:
+    except UnicodeDecodeError:  # the line and the byte, as the other JSON-lines readers say
         raise InputError(
-            f"{path}: not UTF-8 text ({exc.reason}){encoding_hint(path)}; expected lm-eval samples"
+            f"{path}: not UTF-8 text{undecodable_at(path)}{encoding_hint(path)}; expected lm-eval "
+            "samples"
         ) from None
     utf16 = encoding_hint(path) if "\x00" in text else ""
     if utf16:  # UTF-16 of characters whose bytes are all ASCII: valid UTF-8, garbled
@@ -286,12 +288,53 @@ _NAME_KEYS = (
 )
 
 
-def _named_in_args(model_args: Any) -> str | None:
-    """The model name in ``model_args`` (a dict or ``k=v,k=v``), as lm-eval derives it."""
+def _args(model_args: Any) -> dict[str, Any]:
+    """``model_args`` as a mapping (lm-eval records a dict or ``k=v,k=v``)."""
     if isinstance(model_args, str):
         pairs = (part.partition("=") for part in model_args.split(","))
-        model_args = {key.strip(): value.strip() for key, _, value in pairs}
-    if isinstance(model_args, dict):
+        return {key.strip(): value.strip() for key, _, value in pairs}
+    return model_args if isinstance(model_args, dict) else {}
+
+
+def _note_revision(
+    report: LoadReport, model: str, meta: dict[str, Any], results: Path | None, samples: Path
+) -> None:
+    """Record the weights' ``revision`` in ``config.model_args`` of the run that wrote
+    ``samples``, and say when runs read as one ``model`` name other revisions.
+
+    lm-eval names a model after ``pretrained=`` and leaves ``revision=`` out, so two
+    checkpoints of one repository are one model to it: their docs that agree are kept once,
+    and one that differs is a conflict, for which ``duplicates=`` would keep one checkpoint's
+    answer or mix both (the conflict's error says so instead: ``LoadReport._weights_of``).
+    """
+    config = meta.get("config") or {}
+    if results is None or not isinstance(config, dict) or "model_args" not in config:
+        return
+    revision = _args(config["model_args"]).get("revision") or None
+    revision = None if revision is None else str(revision)
+    runs = report._revisions.setdefault(model, {})
+    report._weights_of[str(samples)] = _shown_revision(revision)
+    if revision in runs:
+        return
+    if runs:
+        first, at = next(iter(runs.items()))
+        report.notes.append(
+            f"model {model!r}: runs of other weights are read as this one model, the name "
+            f"lm-eval gives them both (their 'config.model_args': {_shown_revision(first)} in "
+            f"{at}, {_shown_revision(revision)} in {results}); if they are two models "
+            "(checkpoints of one), read each run with model=NAME"
+        )
+    runs[revision] = str(results)
+
+
+def _shown_revision(revision: str | None) -> str:
+    return "no revision" if revision is None else f"revision={revision!r}"
+
+
+def _named_in_args(model_args: Any) -> str | None:
+    """The model name in ``model_args`` (a dict or ``k=v,k=v``), as lm-eval derives it."""
+    model_args = _args(model_args)
+    if model_args:
         for key in _NAME_KEYS:
             value = model_args.get(key)
             if value:
@@ -363,6 +406,8 @@ def _new_layout_origin(
     on how the model was named and on a subsample go to ``report``)."""
     meta_model, source, meta, results_path = _new_layout_meta(path, date, model is not None)
     canonical = meta_model or _canonical_model(path.parent.name)
+    if model is None:
+        _note_revision(report, canonical, meta, results_path, path)
     note = _naming_note(path, date, results_path, meta, meta_model, canonical, model)
     if note:
         report.notes.append(note)
@@ -397,7 +442,8 @@ def _say_short(
         report.notes.append(
             f"{path}: {len(docs):,} docs of task {task!r}, but its run's results file says "
             f"{effective:,} were evaluated (n-samples 'effective'): {effective - len(docs):,} "
-            "are missing (a file cut short or edited?)"
+            f"{'is' if effective - len(docs) == 1 else 'are'} missing (a file cut short or "
+            "edited?)"
         )
 
 
@@ -463,6 +509,10 @@ def _old_layout_origin(
             f"pattern and no results.json naming the tasks); pass benchmark=NAME{hint}"
         )
     source_model = meta_model or stem[: -len(task) - 1] or stem
+    if model is None:
+        _note_revision(
+            report, meta_model or source_model, meta, beside(path.parent, "results.json"), path
+        )
     return _Origin(task, source, meta, source_model, meta_model or source_model, None)
 
 
