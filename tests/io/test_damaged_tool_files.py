@@ -279,3 +279,23 @@ def test_a_json_result_file_not_utf8_names_the_line_and_the_byte(formats, tmp_pa
         f"{tmp_path / 'lm' / samples.name}: not UTF-8 text (line 2: byte 0x96 at column 10); "
         "expected lm-eval samples"
     )
+
+
+def test_a_file_not_utf8_with_cr_line_ends_names_the_line_its_reader_counts(formats, tmp_path):
+    # lm-eval samples and JSON files are read with universal newlines (CR-only line ends, an
+    # old Mac editor, read), and a JSON error counts CR lines; the line of a byte that is not
+    # UTF-8 counted LF alone: 'line 1: byte 0x96 at column 2,311' for a byte on line 3
+    samples = next((formats / "lm-eval/v0.4.9/EleutherAI__pythia-160m").glob("samples_arc*"))
+    (tmp_path / "lm").mkdir()
+    lines = [line for line in samples.read_bytes().split(b"\n") if line]
+    lines[2] = lines[2][:9] + b"\x96" + lines[2][9:]
+    (tmp_path / "lm" / samples.name).write_bytes(b"\r".join(lines) + b"\r")
+    with pytest.raises(InputError) as caught:
+        read_results("lm-eval", tmp_path / "lm", metric="acc")
+    assert str(caught.value) == (
+        f"{tmp_path / 'lm' / samples.name}: not UTF-8 text (line 3: byte 0x96 at column 10); "
+        "expected lm-eval samples"
+    )
+    (tmp_path / "lm" / samples.name).write_bytes(b"\r\n".join(lines) + b"\r\n")  # CRLF: the same
+    with pytest.raises(InputError, match=r"\(line 3: byte 0x96 at column 10\)"):
+        read_results("lm-eval", tmp_path / "lm", metric="acc")

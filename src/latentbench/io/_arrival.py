@@ -345,15 +345,17 @@ def _utf16_of_other_text(head: bytes) -> bool:
 def undecodable_at(path: str | Path) -> str:
     """Where a file that is not UTF-8 first fails to decode, said after "not UTF-8 text":
     `` (line L: byte 0xNN at column C)`` (a byte-order mark is no column); empty when the
-    file cannot be read again or decodes after all."""
+    file cannot be read again or decodes after all. Lines end as the readers split them
+    (universal newlines): LF, CRLF or a CR alone."""
     try:
         with open_unpacked(path) as handle:
             data = handle.read()
         data = data.removeprefix(b"\xef\xbb\xbf")
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        before = data[: exc.start]
+        line = before.count(b"\n") + before.count(b"\r") - before.count(b"\r\n") + 1
+        column = exc.start - max(before.rfind(b"\n"), before.rfind(b"\r"))
         return f" (line {line:,}: byte 0x{data[exc.start]:02x} at column {column:,})"
     except (OSError, InputError):
         pass
