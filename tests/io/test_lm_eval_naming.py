@@ -193,3 +193,28 @@ def test_a_conflict_between_checkpoints_does_not_advise_duplicates(tmp_path):
         results.write_text(results.read_text().replace("step2000", "step1000"))
     with pytest.raises(InputError, match='choose duplicates="latest" or duplicates="mean"'):
         read_results("lm-eval", tmp_path)
+
+
+def test_revision_main_and_no_revision_are_the_same_weights(tmp_path):
+    # lm-eval loads revision 'main' when model_args give none: a run with revision=main and
+    # one without were said as 'runs of other weights', and their conflict (a repeated run)
+    # advised model=NAME for each, as if two checkpoints, instead of duplicates=
+    a, b = _checkpoints(tmp_path, (1, 0))
+    for run, args in ((a, "revision=main,dtype=float16"), (b, "dtype=float16")):
+        results = run / f"results_{DATE}.json"
+        meta = json.loads(results.read_text())
+        meta["config"]["model_args"] = f"pretrained=EleutherAI/pythia-160m,{args}"
+        results.write_text(json.dumps(meta))
+    _, report = read_results("lm-eval", tmp_path)
+    assert not [n for n in report.notes if "other weights" in n], report.notes
+    (b / f"samples_tiny_{DATE}.jsonl").write_text(
+        '{"doc_id": 0, "filter": "none", "metrics": ["acc"], "acc": 0}\n'
+    )
+    with pytest.raises(InputError, match='choose duplicates="latest" or duplicates="mean"'):
+        read_results("lm-eval", tmp_path)
+    # main against another revision is still said, naming what each file says
+    meta = json.loads((b / f"results_{DATE}.json").read_text())
+    meta["config"]["model_args"] = "pretrained=EleutherAI/pythia-160m,revision=step2000"
+    (b / f"results_{DATE}.json").write_text(json.dumps(meta))
+    with pytest.raises(InputError, match=r"\(revision='main' and revision='step2000'\)"):
+        read_results("lm-eval", tmp_path)

@@ -702,10 +702,10 @@ def _other_weights(
     that lm-eval names alike (``LoadReport._weights_of``), or None."""
     known = report._weights_of if report is not None else {}
     a, b = (known.get(str(row.get("source_file"))) for row in (first, other))
-    if a is None or b is None or a == b:
+    if a is None or b is None or a[0] == b[0]:  # no revision and 'main' are the same weights
         return None
     return (
-        f"the runs name other weights in 'config.model_args' ({a} and {b}), which lm-eval "
+        f"the runs name other weights in 'config.model_args' ({a[1]} and {b[1]}), which lm-eval "
         "names as one model: if they are two models (checkpoints of one), read each run with "
         'model=NAME; duplicates="latest" or duplicates="mean" would keep one checkpoint\'s '
         "answer or mix both"

@@ -312,19 +312,26 @@ def _note_revision(
         return
     revision = _args(config["model_args"]).get("revision") or None
     revision = None if revision is None else str(revision)
+    shown = _shown_revision(revision)
+    # no revision is the repository's default branch, 'main' (lm-eval's hf model loads it)
+    weights = None if revision == _DEFAULT_REVISION else revision
     runs = report._revisions.setdefault(model, {})
-    report._weights_of[str(samples)] = _shown_revision(revision)
-    if revision in runs:
+    report._weights_of[str(samples)] = (weights, shown)
+    if weights in runs:
         return
     if runs:
-        first, at = next(iter(runs.items()))
+        first, at = next(iter(runs.values()))
         report.notes.append(
             f"model {model!r}: runs of other weights are read as this one model, the name "
-            f"lm-eval gives them both (their 'config.model_args': {_shown_revision(first)} in "
-            f"{at}, {_shown_revision(revision)} in {results}); if they are two models "
-            "(checkpoints of one), read each run with model=NAME"
+            f"lm-eval gives them both (their 'config.model_args': {first} in {at}, {shown} in "
+            f"{results}); if they are two models (checkpoints of one), read each run with "
+            "model=NAME"
         )
-    runs[revision] = str(results)
+    runs[weights] = (shown, str(results))
+
+
+_DEFAULT_REVISION = "main"
+"""The revision a Hugging Face model loads when ``model_args`` give none."""
 
 
 def _shown_revision(revision: str | None) -> str:

@@ -115,11 +115,12 @@ class LoadReport:
         # the rows that duplicates="mean" averaged into one (key columns, score, source,
         # source_file), for Store.ingest's merged_values; not a field: not in to_dict / JSON
         self._averaged: list[pd.DataFrame] = []
-        # lm-eval: per model the revisions of its runs' weights (revision -> results file),
-        # and per samples file its run's revision as said ("revision='step1000'"), so that a
-        # conflict between two checkpoints read as one model says so (not duplicates=)
-        self._revisions: dict[str, dict[str | None, str]] = {}
-        self._weights_of: dict[str, str] = {}
+        # lm-eval: per model the revisions of its runs' weights (revision, None for the
+        # default 'main' -> as said and the results file), and per samples file its run's
+        # (revision, as said: "revision='step1000'"), so that a conflict between two
+        # checkpoints read as one model says so (not duplicates=)
+        self._revisions: dict[str, dict[str | None, tuple[str, str]]] = {}
+        self._weights_of: dict[str, tuple[str | None, str]] = {}
 
     def __repr__(self) -> str:
         """Short: the counts (files, records, rows, drops, benchmarks, notes); the lists are
