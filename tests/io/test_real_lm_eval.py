@@ -273,3 +273,16 @@ def test_a_model_folder_linked_into_the_results_folder_is_read(tmp_path):
     assert dict(zip(linked["item"], linked["score"], strict=True)) == dict(
         zip(direct["item"], direct["score"], strict=True)
     )
+
+
+def test_a_samples_file_of_one_doc_short_of_its_run_says_one_doc(tmp_path):
+    # the note of a file cut to its first doc said '1 docs of task ...'
+    out = tmp_path / "run"
+    out.mkdir()
+    results = json.loads(RESULTS.read_text())
+    results["n-samples"]["math_perturbed_full"] = {"original": 5000, "effective": 10}
+    (out / RESULTS.name).write_text(json.dumps(results))
+    (out / SAMPLES.name).write_text(SAMPLES.read_text().splitlines()[0] + "\n")
+    (said,) = [n for n in read_results("lm-eval", out)[1].notes if "of task" in n]
+    assert f"{SAMPLES.name}: 1 doc of task 'math_perturbed_full', but its run's" in said
+    assert "says 10 were evaluated (n-samples 'effective'): 9 are missing" in said

@@ -31,6 +31,7 @@ from typing import Any
 
 import pandas as pd
 
+from latentbench._text import counted
 from latentbench.exceptions import InputError
 from latentbench.io._arrival import (
     PACKED_SUFFIXES,
@@ -447,10 +448,10 @@ def _say_short(
     docs = {str(record.get("doc_id")) for _, record in records}
     if isinstance(effective, int) and 0 < len(docs) < effective:
         report.notes.append(
-            f"{path}: {len(docs):,} docs of task {task!r}, but its run's results file says "
-            f"{effective:,} were evaluated (n-samples 'effective'): {effective - len(docs):,} "
-            f"{'is' if effective - len(docs) == 1 else 'are'} missing (a file cut short or "
-            "edited?)"
+            f"{path}: {counted(len(docs), 'doc')} of task {task!r}, but its run's results file "
+            f"says {effective:,} were evaluated (n-samples 'effective'): "
+            f"{effective - len(docs):,} {'is' if effective - len(docs) == 1 else 'are'} missing "
+            "(a file cut short or edited?)"
         )
 
 
