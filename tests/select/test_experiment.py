@@ -212,12 +212,13 @@ def test_experiment_drops_items_with_missing_candidate_cells_when_asked():
     hist, test = split_models(20, random_state=0)
     Y[test[0], [7, 40]] = np.nan  # two candidate cells unobserved
     Y[hist[0], 90] = np.nan  # a history hole is the proxy's business, not the target's
-    kw = dict(pools="full", policies=["ucbe"], seeds=2, budget=200, batch_size=16)
-    kw.update(init_batch=8, pool_size=10, n_jobs=1)
+    kw = dict(pools="full", policies=["pulse", "ucbe"], seeds=2, budget=200, batch_size=16)
+    kw.update(init_batch=8, pool_size=10, rank=1, n_jobs=1)  # pulse: a proxy is fitted
     with pytest.raises(InputError, match="missing"):
         experiment_from_matrix(Y, **kw)
     res = experiment_from_matrix(Y, missing="drop-items", **kw)
     assert res.params["dropped_items"] == 2  # the history's hole does not count
+    assert res.params["proxy_rank"] == 1  # fitted on the history, its hole left missing
     assert res.pools["full"]["n_models"] == 10
 
 
