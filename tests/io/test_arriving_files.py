@@ -240,7 +240,10 @@ def test_an_inspect_log_given_to_another_source_is_said_as_one_not_to_unzip(tmp_
     with pytest.raises(InputError) as caught:
         read_results(source, log)
     assert str(caught.value).startswith(f"{log}: {said}")
-    assert str(caught.value).endswith(": the inspect source reads it (latentbench ingest inspect)")
+    assert str(caught.value).endswith(
+        ": the inspect source reads it (latentbench ingest inspect; estimate and compare read "
+        "it with source inspect)"
+    )
     assert "unzip" not in str(caught.value)
     folder = tmp_path / "logs"
     folder.mkdir()

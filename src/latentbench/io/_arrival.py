@@ -261,7 +261,7 @@ def inspect_log(path: str | Path) -> bool:
 
 _INSPECT_LOG = (
     "an Inspect AI log (a zip archive holding header.json): the inspect source reads it "
-    "(latentbench ingest inspect)"
+    "(latentbench ingest inspect; estimate and compare read it with source inspect)"
 )
 
 
