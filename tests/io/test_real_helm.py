@@ -419,3 +419,32 @@ def test_a_run_whose_only_scores_are_lower_is_better_is_refused_with_them(tmp_pa
         "better (1 a correct answer), as every fit reads it: write the scores the other way "
         "round"
     )
+
+
+def test_the_summary_says_each_split_s_items(tmp_path):
+    """The run ingested with split='test' (9 items) and again with split='valid' (1 item):
+    the summary (latentbench ls) said 10 items and no split, while Store.matrix (fit) reads
+    the 9 test items; it says each split's items, the default first."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    path = tmp_path / "s.duckdb"
+    with Store(path) as store:
+        for split in ("test", "valid"):
+            for model in (None, "other/model"):  # a matrix has two models at least
+                store.ingest(
+                    *read_results("helm", MMLU, metric="exact_match", split=split, model=model)
+                )
+        (row,) = store.summary().to_dict("records")
+        with pytest.warns(Warning, match="holds the splits 'test', 'valid'; using 'test'"):
+            assert store.matrix(row["benchmark"]).n_items == 9
+    assert (row["n_items"], row["splits"]) == (10, "test (9 items, the default), valid (1 item)")
+    assert list(row)[:5] == ["benchmark", "n_models", "n_items", "splits", "n_rows"]
+    _register()
+    listed = CliRunner().invoke(app, ["ls", "--store", str(path), "--json"])
+    assert json.loads(listed.output)[0]["splits"] == row["splits"]
+    # one split: its items, no default to tell apart
+    with Store(tmp_path / "one.duckdb") as store:
+        store.ingest(*read_results("helm", MMLU, metric="exact_match"))
+        assert store.summary()["splits"].tolist() == ["test (9 items)"]

@@ -1174,14 +1174,18 @@ class Store(SelectionRuns):
         ).df()
 
     def summary(self) -> pd.DataFrame:
-        """One row per benchmark: models, items, rows, (metric, filter) choices, observed
-        fraction of the model x item grid and whether every cell is 0 or 1 (``is_binary``, on
-        the cells :meth:`matrix` gives: trials averaged).
+        """One row per benchmark: models, items, the splits and their items, rows, (metric,
+        filter) choices, observed fraction of the model x item grid and whether every cell is
+        0 or 1 (``is_binary``, on the cells :meth:`matrix` gives: trials averaged).
+
+        ``n_items`` counts the items of every split; :meth:`matrix` (and ``fit``) reads one
+        split, ``test`` by default where the benchmark has it, so ``splits`` says the items of
+        each, ``test`` first (``test (9 items, the default), valid (1 item)``).
 
         Returns
         -------
         DataFrame
-            Columns ``benchmark``, ``n_models``, ``n_items``, ``n_rows``,
+            Columns ``benchmark``, ``n_models``, ``n_items``, ``splits``, ``n_rows``,
             ``observed_fraction``, ``is_binary``, ``choices`` and ``sources``, one row per
             benchmark in name order.
         """
@@ -1192,7 +1196,7 @@ class Store(SelectionRuns):
         return self.connection.execute(
             """
             WITH reduced AS (  -- the cells as Store.matrix gives them: trials averaged
-                SELECT benchmark, model, item, avg(score) AS score
+                SELECT benchmark, model, item, split, avg(score) AS score
                 FROM responses GROUP BY benchmark, model, item, metric, filter, split
             ),
             cells AS (
@@ -1211,10 +1215,25 @@ class Store(SelectionRuns):
                                   ORDER BY metric || '/' || filter) AS choices,
                        string_agg(DISTINCT source, ', ' ORDER BY source) AS sources
                 FROM responses GROUP BY benchmark
+            ),
+            split_items AS (  -- Store.matrix reads one split, 'test' where there is one
+                SELECT benchmark, split, count(DISTINCT item) AS n
+                FROM reduced GROUP BY benchmark, split
+            ),
+            splits AS (  -- 'test (9 items, the default), valid (1 item)'
+                SELECT benchmark,
+                       string_agg(split || ' (' || n || CASE WHEN n = 1 THEN ' item' ELSE
+                                  ' items' END || CASE WHEN split = 'test' AND n_splits > 1
+                                  THEN ', the default)' ELSE ')' END, ', '
+                                  ORDER BY split <> 'test', split) AS splits
+                FROM (SELECT *, count(*) OVER (PARTITION BY benchmark) AS n_splits
+                      FROM split_items)
+                GROUP BY benchmark
             )
-            SELECT per.benchmark, n_models, n_items, n_rows,
+            SELECT per.benchmark, n_models, n_items, splits, n_rows,
                    n_cells / (n_models * n_items) AS observed_fraction, is_binary, choices, sources
-            FROM per JOIN rows USING (benchmark) ORDER BY per.benchmark
+            FROM per JOIN rows USING (benchmark) JOIN splits USING (benchmark)
+            ORDER BY per.benchmark
             """
         ).df()
 
