@@ -193,3 +193,54 @@ def test_a_conflict_between_checkpoints_does_not_advise_duplicates(tmp_path):
         results.write_text(results.read_text().replace("step2000", "step1000"))
     with pytest.raises(InputError, match='choose duplicates="latest" or duplicates="mean"'):
         read_results("lm-eval", tmp_path)
+
+
+def test_checkpoints_ingested_one_after_the_other_are_told_apart_by_the_store(tmp_path):
+    """Run a ingested, then run b of another revision= that scores a doc otherwise: the
+    store's conflict advised duplicates="latest" or "mean" (one checkpoint's answer kept, or
+    two models averaged), where one ingest of both advises model=NAME (0dc2780a). The
+    revision of each run is in the ingest's report (LoadReport.revisions), kept with the
+    ingest: the store's conflict advises model=NAME too."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.io.store import Store
+
+    a, b = _checkpoints(tmp_path / "runs", (0, 0))
+    _, report = read_results("lm-eval", a)
+    assert report.revisions == {str(a / f"samples_tiny_{DATE}.jsonl"): "step1000"}
+    path = tmp_path / "s.duckdb"
+    with Store(path) as store:
+        store.ingest(*read_results("lm-eval", a))
+        with pytest.raises(InputError) as err:
+            store.ingest(*read_results("lm-eval", b))
+        message = str(err.value)
+        assert (
+            "expected one value per key (the incoming run names other weights in "
+            "'config.model_args' than the stored one (revision='step2000', stored "
+            "revision='step1000'), which lm-eval names as one model: if they are two models "
+            "(checkpoints of one), ingest this run with model=NAME, a name of its own; "
+            'duplicates="latest" or duplicates="mean" would keep one checkpoint\'s answer or '
+            "mix both); nothing was ingested"
+        ) in message
+        # the way out: the run under a name of its own
+        named = store.ingest(*read_results("lm-eval", b, model="pythia-160m@step2000"))
+        assert named["n_new"] == 2
+    # the command line: the flag
+    _register()
+    other = tmp_path / "t.duckdb"
+    runner = CliRunner()
+    assert runner.invoke(app, ["ingest", "lm-eval", str(a), "--store", str(other)]).exit_code == 0
+    said = runner.invoke(app, ["ingest", "lm-eval", str(b), "--store", str(other)])
+    assert said.exit_code == 2, said.output
+    text = " ".join(said.output.split())
+    assert "ingest this run with --model NAME, a name of its own; --duplicates latest" in text
+    # the same revision again (a run repeated) keeps the usual advice
+    results = b / f"results_{DATE}.json"
+    results.write_text(results.read_text().replace("step2000", "step1000"))
+    with Store(tmp_path / "u.duckdb") as store:
+        store.ingest(*read_results("lm-eval", a))
+        with pytest.raises(
+            InputError, match=r'\(choose duplicates="latest" or duplicates="mean"\)'
+        ):
+            store.ingest(*read_results("lm-eval", b))

@@ -89,6 +89,7 @@ from latentbench.io.formats._common import (
     LoadReport,
     resolve_duplicates,
 )
+from latentbench.io.formats._report import shown_revision
 
 __all__ = ["SCHEMA_VERSION", "IngestResult", "Store"]
 
@@ -854,18 +855,20 @@ class Store(SelectionRuns):
             try:
                 conflict = con.execute(
                     "SELECT i.model, i.benchmark, i.item, i.metric, i.filter, i.trial, i.split, "
-                    "i.score, r.score, i.source_file, r.source_file, i.source, r.source "
-                    f"FROM _incoming i JOIN responses r ON {_JOIN} "
+                    "i.score, r.score, i.source_file, r.source_file, i.source, r.source, "
+                    f"r.run_id FROM _incoming i JOIN responses r ON {_JOIN} "
                     f"WHERE abs(i.score - r.score) > {SCORE_TOLERANCE} LIMIT 1"
                 ).fetchall()
                 if conflict and duplicates == "error":
                     c = conflict[0]
+                    advice = self._other_weights(report, c[9], c[10], c[13]) or (
+                        'choose duplicates="latest" or duplicates="mean"'
+                    )
                     raise InputError(
                         f"{c[9]} ({c[11]}) gives score {c[7]!r} but {c[10]} ({c[12]}) is stored "
                         f"with {c[8]!r} for model={c[0]!r}, benchmark={c[1]!r}, item={c[2]!r}, "
                         f"metric={c[3]!r}, filter={c[4]!r}, trial={c[5]}, split={c[6]!r}; "
-                        'expected one value per key (choose duplicates="latest" or '
-                        'duplicates="mean"); nothing was ingested'
+                        f"expected one value per key ({advice}); nothing was ingested"
                     )
                 agreeing = duplicates == "mean" and self._unrecorded_values()
                 if conflict or agreeing:
@@ -923,6 +926,33 @@ class Store(SelectionRuns):
             n_present=n_rows - n_new - n_replaced - n_older,
             n_replaced=n_replaced,
             n_older=n_older,
+        )
+
+    def _other_weights(
+        self, report: LoadReport | None, incoming: str, stored: str, stored_run: str
+    ) -> str | None:
+        """The advice for a conflict between an lm-eval run and a stored one of other weights
+        (``revision=`` in ``config.model_args``), which lm-eval names as one model; None when
+        either run's weights are unknown (:attr:`LoadReport.revisions`, kept in the stored
+        ingest's report) or the same."""
+        known = report.revisions if report is not None else {}
+        if incoming not in known:
+            return None
+        row = self.connection.execute(
+            "SELECT report FROM ingests WHERE run_id = ?", [stored_run]
+        ).fetchone()
+        try:
+            then = json.loads(row[0]).get("revisions") if row and row[0] else None
+        except (ValueError, AttributeError):  # a report of another shape: nothing known
+            then = None
+        if not isinstance(then, dict) or stored not in then or then[stored] == known[incoming]:
+            return None
+        return (
+            "the incoming run names other weights in 'config.model_args' than the stored one "
+            f"({shown_revision(known[incoming])}, stored {shown_revision(then[stored])}), "
+            "which lm-eval names as one model: if they are two models (checkpoints of one), "
+            'ingest this run with model=NAME, a name of its own; duplicates="latest" or '
+            'duplicates="mean" would keep one checkpoint\'s answer or mix both'
         )
 
     def _disjoint_items(self) -> list[str]:

@@ -56,6 +56,7 @@ from latentbench.io.formats._common import (
     where,
 )
 from latentbench.io.formats._registry import reader
+from latentbench.io.formats._report import shown_revision
 
 PATTERNS = ("**/*.jsonl", "**/samples_*.json")
 
@@ -305,7 +306,7 @@ def _note_revision(
     lm-eval names a model after ``pretrained=`` and leaves ``revision=`` out, so two
     checkpoints of one repository are one model to it: their docs that agree are kept once,
     and one that differs is a conflict, for which ``duplicates=`` would keep one checkpoint's
-    answer or mix both (the conflict's error says so instead: ``LoadReport._weights_of``).
+    answer or mix both (the conflict's error says so instead: ``LoadReport.revisions``).
     """
     config = meta.get("config") or {}
     if results is None or not isinstance(config, dict) or "model_args" not in config:
@@ -313,22 +314,18 @@ def _note_revision(
     revision = _args(config["model_args"]).get("revision") or None
     revision = None if revision is None else str(revision)
     runs = report._revisions.setdefault(model, {})
-    report._weights_of[str(samples)] = _shown_revision(revision)
+    report.revisions[str(samples)] = revision
     if revision in runs:
         return
     if runs:
         first, at = next(iter(runs.items()))
         report.notes.append(
             f"model {model!r}: runs of other weights are read as this one model, the name "
-            f"lm-eval gives them both (their 'config.model_args': {_shown_revision(first)} in "
-            f"{at}, {_shown_revision(revision)} in {results}); if they are two models "
+            f"lm-eval gives them both (their 'config.model_args': {shown_revision(first)} in "
+            f"{at}, {shown_revision(revision)} in {results}); if they are two models "
             "(checkpoints of one), read each run with model=NAME"
         )
     runs[revision] = str(results)
-
-
-def _shown_revision(revision: str | None) -> str:
-    return "no revision" if revision is None else f"revision={revision!r}"
 
 
 def _named_in_args(model_args: Any) -> str | None:
