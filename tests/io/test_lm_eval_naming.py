@@ -244,3 +244,34 @@ def test_checkpoints_ingested_one_after_the_other_are_told_apart_by_the_store(tm
             InputError, match=r'\(choose duplicates="latest" or duplicates="mean"\)'
         ):
             store.ingest(*read_results("lm-eval", b))
+
+
+def test_checkpoints_ingested_one_after_the_other_that_agree_are_said(tmp_path):
+    """Run b (revision=step2000) ingested after run a (step1000), every doc scored alike:
+    its rows were 'already present' as the stored model's, without a word, where one read
+    of both says so in a note (0dc2780a). The ingest says it (report note and DataWarning);
+    the same run again, or a run named with model=, says nothing."""
+    from latentbench.exceptions import DataWarning
+    from latentbench.io.store import Store
+
+    a, b = _checkpoints(tmp_path / "runs", (1, 0))
+    with Store(tmp_path / "s.duckdb") as store:
+        store.ingest(*read_results("lm-eval", a))
+        frame, report = read_results("lm-eval", b)
+        with pytest.warns(DataWarning, match="names other weights") as caught:
+            result = store.ingest(frame, report)
+        assert (result["n_new"], result["n_present"]) == (0, 2)
+        (note,) = [n for n in report.notes if "other weights" in n]
+        assert note == (
+            "model 'EleutherAI/pythia-160m': the incoming run names other weights in "
+            f"'config.model_args' than its stored runs (revision='step2000' in "
+            f"{b / f'samples_tiny_{DATE}.jsonl'}, stored revision='step1000' in "
+            f"{a / f'samples_tiny_{DATE}.jsonl'}), which lm-eval names as one model: its rows "
+            "are stored as that one model's (a doc scored alike kept once); if they are two "
+            "models (checkpoints of one), ingest each run with model=NAME, a name of its own"
+        )
+        assert str(caught[0].message) == note
+        for again in (read_results("lm-eval", a), read_results("lm-eval", b, model="x@2000")):
+            again[1].notes.clear()
+            store.ingest(*again)
+            assert not again[1].notes

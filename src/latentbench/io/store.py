@@ -873,7 +873,7 @@ class Store(SelectionRuns):
                 agreeing = duplicates == "mean" and self._unrecorded_values()
                 if conflict or agreeing:
                     n_replaced, n_older = self._resolve_stored_conflicts(duplicates, now, agreeing)
-                for note in self._disjoint_items():
+                for note in self._other_weights_notes(report) + self._disjoint_items():
                     if report is not None:
                         report.notes.append(note)
                     warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
@@ -938,14 +938,8 @@ class Store(SelectionRuns):
         known = report.revisions if report is not None else {}
         if incoming not in known:
             return None
-        row = self.connection.execute(
-            "SELECT report FROM ingests WHERE run_id = ?", [stored_run]
-        ).fetchone()
-        try:
-            then = json.loads(row[0]).get("revisions") if row and row[0] else None
-        except (ValueError, AttributeError):  # a report of another shape: nothing known
-            then = None
-        if not isinstance(then, dict) or stored not in then or then[stored] == known[incoming]:
+        then = self._stored_revisions([stored_run]).get(stored_run, {})
+        if stored not in then or then[stored] == known[incoming]:
             return None
         return (
             "the incoming run names other weights in 'config.model_args' than the stored one "
@@ -954,6 +948,71 @@ class Store(SelectionRuns):
             'ingest this run with model=NAME, a name of its own; duplicates="latest" or '
             'duplicates="mean" would keep one checkpoint\'s answer or mix both'
         )
+
+    def _stored_revisions(self, run_ids: list[str]) -> dict[str, dict[str, str | None]]:
+        """Per ingest of ``run_ids``, its report's ``revisions`` (lm-eval: samples file ->
+        the run's ``revision=``); an ingest without them (an older store, another reader, a
+        model= ingest) has none."""
+        rows = self.connection.execute(
+            "SELECT run_id, report FROM ingests WHERE list_contains(?, run_id)", [run_ids]
+        ).fetchall()
+        out: dict[str, dict[str, str | None]] = {}
+        for run_id, text in rows:
+            try:
+                revisions = json.loads(text).get("revisions") if text else None
+            except (ValueError, AttributeError):  # a report of another shape: nothing known
+                revisions = None
+            if isinstance(revisions, dict) and revisions:
+                out[str(run_id)] = revisions
+        return out
+
+    def _other_weights_notes(self, report: LoadReport | None) -> list[str]:
+        """Notes for incoming lm-eval runs of a model whose stored runs name other weights
+        (``revision=`` in ``config.model_args``): lm-eval names both alike, so the incoming
+        rows are stored as the same model's (its agreeing docs kept once, its other docs
+        added), as :func:`read_results` says of two such runs read together."""
+        known = report.revisions if report is not None else {}
+        if not known:
+            return []
+        con = self.connection
+        incoming: dict[str, dict[str | None, str]] = {}
+        for model, file in con.execute(
+            "SELECT DISTINCT model, source_file FROM _incoming ORDER BY model, source_file"
+        ).fetchall():
+            if file in known:
+                incoming.setdefault(model, {}).setdefault(known[file], file)
+        if not incoming:
+            return []
+        stored_rows = con.execute(
+            "SELECT DISTINCT model, run_id, source_file FROM responses "
+            "WHERE list_contains(?, model) ORDER BY model, run_id, source_file",
+            [sorted(incoming)],
+        ).fetchall()
+        revisions = self._stored_revisions(sorted({str(r[1]) for r in stored_rows}))
+        stored: dict[str, dict[str | None, str]] = {}
+        for model, run_id, file in stored_rows:
+            then = revisions.get(str(run_id), {})
+            if file in then:
+                stored.setdefault(model, {}).setdefault(then[file], file)
+        notes = []
+        for model, runs in incoming.items():
+            before = stored.get(model, {})
+            new = {r: f for r, f in runs.items() if r not in before}
+            if not before or not new:
+                continue
+            (old_revision, old_file), (new_revision, new_file) = (
+                next(iter(before.items())),
+                next(iter(new.items())),
+            )
+            notes.append(
+                f"model {model!r}: the incoming run names other weights in 'config.model_args' "
+                f"than its stored runs ({shown_revision(new_revision)} in {new_file}, stored "
+                f"{shown_revision(old_revision)} in {old_file}), which lm-eval names as one "
+                "model: its rows are stored as that one model's (a doc scored alike kept once); "
+                "if they are two models (checkpoints of one), ingest each run with model=NAME, "
+                "a name of its own"
+            )
+        return notes
 
     def _disjoint_items(self) -> list[str]:
         """Notes for incoming (benchmark, metric, filter) whose items share none with the
