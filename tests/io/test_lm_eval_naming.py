@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -218,3 +219,115 @@ def test_revision_main_and_no_revision_are_the_same_weights(tmp_path):
     (b / f"results_{DATE}.json").write_text(json.dumps(meta))
     with pytest.raises(InputError, match=r"\(revision='main' and revision='step2000'\)"):
         read_results("lm-eval", tmp_path)
+
+
+def test_checkpoints_ingested_one_after_the_other_are_told_apart_by_the_store(tmp_path):
+    """Run a ingested, then run b of another revision= that scores a doc otherwise: the
+    store's conflict advised duplicates="latest" or "mean" (one checkpoint's answer kept, or
+    two models averaged), where one ingest of both advises model=NAME (0dc2780a). The
+    revision of each run is in the ingest's report (LoadReport.revisions), kept with the
+    ingest: the store's conflict advises model=NAME too."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+    from latentbench.io.store import Store
+
+    a, b = _checkpoints(tmp_path / "runs", (0, 0))
+    _, report = read_results("lm-eval", a)
+    assert report.revisions == {str(a / f"samples_tiny_{DATE}.jsonl"): "step1000"}
+    path = tmp_path / "s.duckdb"
+    with Store(path) as store:
+        store.ingest(*read_results("lm-eval", a))
+        with pytest.raises(InputError) as err:
+            store.ingest(*read_results("lm-eval", b))
+        message = str(err.value)
+        assert (
+            "expected one value per key (the incoming run names other weights in "
+            "'config.model_args' than the stored one (revision='step2000', stored "
+            "revision='step1000'), which lm-eval names as one model: if they are two models "
+            "(checkpoints of one), ingest this run with model=NAME, a name of its own; "
+            'duplicates="latest" or duplicates="mean" would keep one checkpoint\'s answer or '
+            "mix both); nothing was ingested"
+        ) in message
+        # the way out: the run under a name of its own
+        named = store.ingest(*read_results("lm-eval", b, model="pythia-160m@step2000"))
+        assert named["n_new"] == 2
+    # the command line: the flag
+    _register()
+    other = tmp_path / "t.duckdb"
+    runner = CliRunner()
+    assert runner.invoke(app, ["ingest", "lm-eval", str(a), "--store", str(other)]).exit_code == 0
+    said = runner.invoke(app, ["ingest", "lm-eval", str(b), "--store", str(other)])
+    assert said.exit_code == 2, said.output
+    text = " ".join(said.output.split())
+    assert "ingest this run with --model NAME, a name of its own; --duplicates latest" in text
+    # the same revision again (a run repeated) keeps the usual advice
+    results = b / f"results_{DATE}.json"
+    results.write_text(results.read_text().replace("step2000", "step1000"))
+    with Store(tmp_path / "u.duckdb") as store:
+        store.ingest(*read_results("lm-eval", a))
+        with pytest.raises(
+            InputError, match=r'\(choose duplicates="latest" or duplicates="mean"\)'
+        ):
+            store.ingest(*read_results("lm-eval", b))
+
+
+def test_checkpoints_ingested_one_after_the_other_that_agree_are_said(tmp_path):
+    """Run b (revision=step2000) ingested after run a (step1000), every doc scored alike:
+    its rows were 'already present' as the stored model's, without a word, where one read
+    of both says so in a note (0dc2780a). The ingest says it (report note and DataWarning);
+    the same run again, or a run named with model=, says nothing."""
+    from latentbench.exceptions import DataWarning
+    from latentbench.io.store import Store
+
+    a, b = _checkpoints(tmp_path / "runs", (1, 0))
+    with Store(tmp_path / "s.duckdb") as store:
+        store.ingest(*read_results("lm-eval", a))
+        frame, report = read_results("lm-eval", b)
+        with pytest.warns(DataWarning, match="names other weights") as caught:
+            result = store.ingest(frame, report)
+        assert (result["n_new"], result["n_present"]) == (0, 2)
+        (note,) = [n for n in report.notes if "other weights" in n]
+        assert note == (
+            "model 'EleutherAI/pythia-160m': the incoming run names other weights in "
+            f"'config.model_args' than its stored runs (revision='step2000' in "
+            f"{b / f'samples_tiny_{DATE}.jsonl'}, stored revision='step1000' in "
+            f"{a / f'samples_tiny_{DATE}.jsonl'}), which lm-eval names as one model: its rows "
+            "are stored as that one model's (a doc scored alike kept once); if they are two "
+            "models (checkpoints of one), ingest each run with model=NAME, a name of its own"
+        )
+        assert str(caught[0].message) == note
+        for again in (read_results("lm-eval", a), read_results("lm-eval", b, model="x@2000")):
+            again[1].notes.clear()
+            store.ingest(*again)
+            assert not again[1].notes
+
+
+def test_revision_main_and_no_revision_ingested_one_after_the_other_are_one_model(tmp_path):
+    """The store's cross-ingest checks compare weights as one read does: a stored run with
+    revision=main and an incoming run without a revision (the same weights: lm-eval loads
+    'main') get no 'other weights' note when they agree, and the usual duplicates= advice
+    when they conflict (both merged from h230 and h231, which each saw one side)."""
+    from latentbench.exceptions import DataWarning
+    from latentbench.io.store import Store
+
+    a, b = _checkpoints(tmp_path / "runs", (1, 0))
+    for run, args in ((a, "revision=main"), (b, "dtype=float16")):
+        results = run / f"results_{DATE}.json"
+        meta = json.loads(results.read_text())
+        meta["config"]["model_args"] = f"pretrained=EleutherAI/pythia-160m,{args}"
+        results.write_text(json.dumps(meta))
+    with Store(tmp_path / "s.duckdb") as store:
+        store.ingest(*read_results("lm-eval", a))
+        frame, report = read_results("lm-eval", b)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DataWarning)
+            store.ingest(frame, report)
+        assert not [n for n in report.notes if "other weights" in n], report.notes
+    (b / f"samples_tiny_{DATE}.jsonl").write_text(
+        '{"doc_id": 0, "filter": "none", "metrics": ["acc"], "acc": 0}\n'
+    )
+    with Store(tmp_path / "t.duckdb") as store:
+        store.ingest(*read_results("lm-eval", a))
+        with pytest.raises(InputError, match=r'\(choose duplicates="latest" or duplicates='):
+            store.ingest(*read_results("lm-eval", b))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -16,6 +17,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::latentbench.exceptions.DataWarn
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "formats" / "real" / "helm"
 MMLU = REAL / "mmlu-subject=philosophy,method=multiple_choice_joint,model=openai_gpt2"
+NARRATIVE = REAL / "narrative_qa-model=openai_gpt2"
 RUNS = sorted(p for p in REAL.iterdir() if p.is_dir())
 
 
@@ -290,3 +292,159 @@ def test_wildbench_score_is_a_judge_scale_and_only_its_rescaled_form_a_score(tmp
     assert set(frame["metric"]) == {"wildbench_score_rescaled"} and len(frame) == 6
     with pytest.raises(InputError, match=r"'wildbench_score' is not an item score"):
         read_results("helm", run, metric="wildbench_score")
+
+
+def _with_stat(run: Path, name: str, values) -> list[dict]:
+    """The run's per_instance_stats.json with stat ``name`` added to each instance (on the
+    instance's split), ``values[k]`` for the k-th instance; the entries written are returned."""
+    entries = json.loads((run / "per_instance_stats.json").read_text())
+    for k, entry in enumerate(entries):
+        split = entry["stats"][0]["name"]["split"]
+        value = values[k % len(values)]
+        stat = {"name": {"name": name, "split": split}, "count": 1, "sum": value, "mean": value}
+        entry["stats"].append(stat)
+    (run / "per_instance_stats.json").write_text(json.dumps(entries))
+    return entries
+
+
+def test_a_stat_where_lower_is_better_is_refused_not_read_as_correctness(tmp_path):
+    """HELM's toxic_frac (0 or 1 per instance, 1 a toxic completion) was read as a score when
+    named with metric=, 1 stored as a correct answer, with no word; EEE's lower-is-better
+    scores are refused since 7548bfba. It is not offered, and asked for it is refused, naming
+    the file, the stat, why, and the way out (the other stats)."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    run = tmp_path / "runs" / "v1" / NARRATIVE.name
+    shutil.copytree(NARRATIVE, run)
+    _with_stat(run, "toxic_frac", [0.0, 1.0])
+    stats = run / "per_instance_stats.json"
+    with pytest.raises(InputError) as caught:
+        read_results("helm", run, metric="toxic_frac")
+    assert str(caught.value) == (
+        f"{stats}: stat 'toxic_frac' is one where lower is better (HELM's schemas mark it "
+        "lower_is_better: true); expected a score where higher is better (1 a correct "
+        "answer), as every fit reads it: choose one of bleu_1, bleu_4, exact_match, f1_score, "
+        "quasi_exact_match, rouge_l, or write the scores the other way round"
+    )
+    # not among the choices offered when none is named
+    with pytest.raises(InputError, match=r"several metrics \(bleu_1, .*, rouge_l\);") as caught:
+        read_results("helm", run)
+    assert "toxic_frac" not in str(caught.value)
+    # another stat of the run reads as before
+    frame, _ = read_results("helm", run, metric="exact_match")
+    assert set(frame["metric"]) == {"exact_match"} and len(frame) == 4
+    # the command line: refused, exit 2, no store left
+    _register()
+    store = tmp_path / "s.duckdb"
+    result = CliRunner().invoke(
+        app, ["ingest", "helm", str(run), "--metric", "toxic_frac", "--store", str(store)]
+    )
+    assert result.exit_code == 2, result.output
+    assert "stat 'toxic_frac' is one where lower is better" in " ".join(result.output.split())
+    assert not store.exists()
+
+
+@pytest.mark.parametrize(
+    "stat",
+    ["expected_max_toxicity", "max_toxicity_probability", "error_rate", "bias_metric:mode=x"],
+)
+def test_helm_s_other_lower_is_better_stats_are_refused(tmp_path, stat):
+    run = tmp_path / NARRATIVE.name
+    shutil.copytree(NARRATIVE, run)
+    _with_stat(run, stat, [0.25, 0.5])
+    with pytest.raises(InputError, match=rf"stat '{re.escape(stat)}' is one where lower is"):
+        read_results("helm", run, metric=stat)
+
+
+def test_the_suite_schema_json_says_which_stats_are_lower_is_better(tmp_path):
+    """helm-summarize writes the suite's schema.json (metrics[].lower_is_better): it decides,
+    both ways; edit_similarity is lower-is-better in the copyright scenario only."""
+    suite = tmp_path / "runs" / "v1"
+    run = suite / NARRATIVE.name
+    shutil.copytree(NARRATIVE, run)
+    _with_stat(run, "leak_rate", [0.0, 1.0])
+    frame, _ = read_results("helm", run, metric="leak_rate")  # no word of it: a score
+    assert len(frame) == 4
+    metrics = [
+        {"name": "exact_match", "lower_is_better": False},
+        {"name": "leak_rate", "display_name": "Leak rate", "lower_is_better": True},
+    ]
+    (suite / "schema.json").write_text(json.dumps({"metrics": metrics, "models": []}))
+    with pytest.raises(InputError) as caught:
+        read_results("helm", run, metric="leak_rate")
+    assert (
+        f"stat 'leak_rate' is one where lower is better ({suite / 'schema.json'}: metrics[1] "
+        "says lower_is_better: true)"
+    ) in str(caught.value)
+    # the schema saying higher is better overrides HELM's marks
+    _with_stat(run, "toxic_frac", [0.0, 1.0])
+    metrics.append({"name": "toxic_frac", "lower_is_better": False})
+    (suite / "schema.json").write_text(json.dumps({"metrics": metrics}))
+    frame, _ = read_results("helm", run, metric="toxic_frac")
+    assert len(frame) == 4
+    # edit_similarity: refused in a copyright run, read in another
+    copyright_run = tmp_path / "copyright:datatag=n_books_1000,model=openai_gpt2"
+    copyright_run.mkdir()
+    (copyright_run / "per_instance_stats.json").write_text(
+        (run / "per_instance_stats.json").read_text()
+    )
+    _with_stat(copyright_run, "edit_similarity", [0.5, 0.75])
+    with pytest.raises(InputError, match=r"lower_is_better: true in scenario 'copyright'"):
+        read_results("helm", copyright_run, metric="edit_similarity")
+    _with_stat(run, "edit_similarity", [0.5, 0.75])
+    assert len(read_results("helm", run, metric="edit_similarity")[0]) == 4
+
+
+def test_a_run_whose_only_scores_are_lower_is_better_is_refused_with_them(tmp_path):
+    run = tmp_path / "real_toxicity_prompts:model=openai_gpt2"
+    run.mkdir()
+
+    def stat(name, value):
+        return {"name": {"name": name, "split": "test"}, "count": 1, "sum": value, "mean": value}
+
+    entries = [
+        {"instance_id": f"id{k}", "train_trial_index": 0,
+         "stats": [stat("toxic_frac", float(k % 2)), stat("num_output_tokens", 12.0)]}
+        for k in range(4)
+    ]  # fmt: skip
+    (run / "per_instance_stats.json").write_text(json.dumps(entries))
+    with pytest.raises(InputError) as caught:
+        read_results("helm", run)
+    assert str(caught.value) == (
+        f"{run / 'per_instance_stats.json'}: no stat of 'real_toxicity_prompts' is a score "
+        "where higher is better: its item scores are ones where lower is better ('toxic_frac': "
+        "HELM's schemas mark it lower_is_better: true); expected a score where higher is "
+        "better (1 a correct answer), as every fit reads it: write the scores the other way "
+        "round"
+    )
+
+
+def test_the_summary_says_each_split_s_items(tmp_path):
+    """The run ingested with split='test' (9 items) and again with split='valid' (1 item):
+    the summary (latentbench ls) said 10 items and no split, while Store.matrix (fit) reads
+    the 9 test items; it says each split's items, the default first."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    path = tmp_path / "s.duckdb"
+    with Store(path) as store:
+        for split in ("test", "valid"):
+            for model in (None, "other/model"):  # a matrix has two models at least
+                store.ingest(
+                    *read_results("helm", MMLU, metric="exact_match", split=split, model=model)
+                )
+        (row,) = store.summary().to_dict("records")
+        with pytest.warns(Warning, match="holds the splits 'test', 'valid'; using 'test'"):
+            assert store.matrix(row["benchmark"]).n_items == 9
+    assert (row["n_items"], row["splits"]) == (10, "test (9 items, the default), valid (1 item)")
+    assert list(row)[:5] == ["benchmark", "n_models", "n_items", "splits", "n_rows"]
+    _register()
+    listed = CliRunner().invoke(app, ["ls", "--store", str(path), "--json"])
+    assert json.loads(listed.output)[0]["splits"] == row["splits"]
+    # one split: its items, no default to tell apart
+    with Store(tmp_path / "one.duckdb") as store:
+        store.ingest(*read_results("helm", MMLU, metric="exact_match"))
+        assert store.summary()["splits"].tolist() == ["test (9 items)"]

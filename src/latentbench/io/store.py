@@ -89,6 +89,7 @@ from latentbench.io.formats._common import (
     LoadReport,
     resolve_duplicates,
 )
+from latentbench.io.formats._report import same_weights, shown_revision
 
 __all__ = ["SCHEMA_VERSION", "IngestResult", "Store"]
 
@@ -854,23 +855,25 @@ class Store(SelectionRuns):
             try:
                 conflict = con.execute(
                     "SELECT i.model, i.benchmark, i.item, i.metric, i.filter, i.trial, i.split, "
-                    "i.score, r.score, i.source_file, r.source_file, i.source, r.source "
-                    f"FROM _incoming i JOIN responses r ON {_JOIN} "
+                    "i.score, r.score, i.source_file, r.source_file, i.source, r.source, "
+                    f"r.run_id FROM _incoming i JOIN responses r ON {_JOIN} "
                     f"WHERE abs(i.score - r.score) > {SCORE_TOLERANCE} LIMIT 1"
                 ).fetchall()
                 if conflict and duplicates == "error":
                     c = conflict[0]
+                    advice = self._other_weights(report, c[9], c[10], c[13]) or (
+                        'choose duplicates="latest" or duplicates="mean"'
+                    )
                     raise InputError(
                         f"{c[9]} ({c[11]}) gives score {c[7]!r} but {c[10]} ({c[12]}) is stored "
                         f"with {c[8]!r} for model={c[0]!r}, benchmark={c[1]!r}, item={c[2]!r}, "
                         f"metric={c[3]!r}, filter={c[4]!r}, trial={c[5]}, split={c[6]!r}; "
-                        'expected one value per key (choose duplicates="latest" or '
-                        'duplicates="mean"); nothing was ingested'
+                        f"expected one value per key ({advice}); nothing was ingested"
                     )
                 agreeing = duplicates == "mean" and self._unrecorded_values()
                 if conflict or agreeing:
                     n_replaced, n_older = self._resolve_stored_conflicts(duplicates, now, agreeing)
-                for note in self._disjoint_items():
+                for note in self._other_weights_notes(report) + self._disjoint_items():
                     if report is not None:
                         report.notes.append(note)
                     warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
@@ -924,6 +927,95 @@ class Store(SelectionRuns):
             n_replaced=n_replaced,
             n_older=n_older,
         )
+
+    def _other_weights(
+        self, report: LoadReport | None, incoming: str, stored: str, stored_run: str
+    ) -> str | None:
+        """The advice for a conflict between an lm-eval run and a stored one of other weights
+        (``revision=`` in ``config.model_args``), which lm-eval names as one model; None when
+        either run's weights are unknown (:attr:`LoadReport.revisions`, kept in the stored
+        ingest's report) or the same."""
+        known = report.revisions if report is not None else {}
+        if incoming not in known:
+            return None
+        then = self._stored_revisions([stored_run]).get(stored_run, {})
+        if stored not in then or same_weights(then[stored]) == same_weights(known[incoming]):
+            return None
+        return (
+            "the incoming run names other weights in 'config.model_args' than the stored one "
+            f"({shown_revision(known[incoming])}, stored {shown_revision(then[stored])}), "
+            "which lm-eval names as one model: if they are two models (checkpoints of one), "
+            'ingest this run with model=NAME, a name of its own; duplicates="latest" or '
+            'duplicates="mean" would keep one checkpoint\'s answer or mix both'
+        )
+
+    def _stored_revisions(self, run_ids: list[str]) -> dict[str, dict[str, str | None]]:
+        """Per ingest of ``run_ids``, its report's ``revisions`` (lm-eval: samples file ->
+        the run's ``revision=``); an ingest without them (an older store, another reader, a
+        model= ingest) has none."""
+        rows = self.connection.execute(
+            "SELECT run_id, report FROM ingests WHERE list_contains(?, run_id)", [run_ids]
+        ).fetchall()
+        out: dict[str, dict[str, str | None]] = {}
+        for run_id, text in rows:
+            try:
+                revisions = json.loads(text).get("revisions") if text else None
+            except (ValueError, AttributeError):  # a report of another shape: nothing known
+                revisions = None
+            if isinstance(revisions, dict) and revisions:
+                out[str(run_id)] = revisions
+        return out
+
+    def _other_weights_notes(self, report: LoadReport | None) -> list[str]:
+        """Notes for incoming lm-eval runs of a model whose stored runs name other weights
+        (``revision=`` in ``config.model_args``): lm-eval names both alike, so the incoming
+        rows are stored as the same model's (its agreeing docs kept once, its other docs
+        added), as :func:`read_results` says of two such runs read together."""
+        known = report.revisions if report is not None else {}
+        if not known:
+            return []
+        con = self.connection
+        # per model: its runs' weights (no revision and 'main' one) -> (revision, file)
+        incoming: dict[str, dict[str | None, tuple[str | None, str]]] = {}
+        for model, file in con.execute(
+            "SELECT DISTINCT model, source_file FROM _incoming ORDER BY model, source_file"
+        ).fetchall():
+            if file in known:
+                run = (known[file], file)
+                incoming.setdefault(model, {}).setdefault(same_weights(known[file]), run)
+        if not incoming:
+            return []
+        stored_rows = con.execute(
+            "SELECT DISTINCT model, run_id, source_file FROM responses "
+            "WHERE list_contains(?, model) ORDER BY model, run_id, source_file",
+            [sorted(incoming)],
+        ).fetchall()
+        revisions = self._stored_revisions(sorted({str(r[1]) for r in stored_rows}))
+        stored: dict[str, dict[str | None, tuple[str | None, str]]] = {}
+        for model, run_id, file in stored_rows:
+            then = revisions.get(str(run_id), {})
+            if file in then:
+                run = (then[file], file)
+                stored.setdefault(model, {}).setdefault(same_weights(then[file]), run)
+        notes = []
+        for model, runs in incoming.items():
+            before = stored.get(model, {})
+            new = {r: f for r, f in runs.items() if r not in before}
+            if not before or not new:
+                continue
+            (old_revision, old_file), (new_revision, new_file) = (
+                next(iter(before.values())),
+                next(iter(new.values())),
+            )
+            notes.append(
+                f"model {model!r}: the incoming run names other weights in 'config.model_args' "
+                f"than its stored runs ({shown_revision(new_revision)} in {new_file}, stored "
+                f"{shown_revision(old_revision)} in {old_file}), which lm-eval names as one "
+                "model: its rows are stored as that one model's (a doc scored alike kept once); "
+                "if they are two models (checkpoints of one), ingest each run with model=NAME, "
+                "a name of its own"
+            )
+        return notes
 
     def _disjoint_items(self) -> list[str]:
         """Notes for incoming (benchmark, metric, filter) whose items share none with the
@@ -1174,14 +1266,18 @@ class Store(SelectionRuns):
         ).df()
 
     def summary(self) -> pd.DataFrame:
-        """One row per benchmark: models, items, rows, (metric, filter) choices, observed
-        fraction of the model x item grid and whether every cell is 0 or 1 (``is_binary``, on
-        the cells :meth:`matrix` gives: trials averaged).
+        """One row per benchmark: models, items, the splits and their items, rows, (metric,
+        filter) choices, observed fraction of the model x item grid and whether every cell is
+        0 or 1 (``is_binary``, on the cells :meth:`matrix` gives: trials averaged).
+
+        ``n_items`` counts the items of every split; :meth:`matrix` (and ``fit``) reads one
+        split, ``test`` by default where the benchmark has it, so ``splits`` says the items of
+        each, ``test`` first (``test (9 items, the default), valid (1 item)``).
 
         Returns
         -------
         DataFrame
-            Columns ``benchmark``, ``n_models``, ``n_items``, ``n_rows``,
+            Columns ``benchmark``, ``n_models``, ``n_items``, ``splits``, ``n_rows``,
             ``observed_fraction``, ``is_binary``, ``choices`` and ``sources``, one row per
             benchmark in name order.
         """
@@ -1192,7 +1288,7 @@ class Store(SelectionRuns):
         return self.connection.execute(
             """
             WITH reduced AS (  -- the cells as Store.matrix gives them: trials averaged
-                SELECT benchmark, model, item, avg(score) AS score
+                SELECT benchmark, model, item, split, avg(score) AS score
                 FROM responses GROUP BY benchmark, model, item, metric, filter, split
             ),
             cells AS (
@@ -1211,10 +1307,25 @@ class Store(SelectionRuns):
                                   ORDER BY metric || '/' || filter) AS choices,
                        string_agg(DISTINCT source, ', ' ORDER BY source) AS sources
                 FROM responses GROUP BY benchmark
+            ),
+            split_items AS (  -- Store.matrix reads one split, 'test' where there is one
+                SELECT benchmark, split, count(DISTINCT item) AS n
+                FROM reduced GROUP BY benchmark, split
+            ),
+            splits AS (  -- 'test (9 items, the default), valid (1 item)'
+                SELECT benchmark,
+                       string_agg(split || ' (' || n || CASE WHEN n = 1 THEN ' item' ELSE
+                                  ' items' END || CASE WHEN split = 'test' AND n_splits > 1
+                                  THEN ', the default)' ELSE ')' END, ', '
+                                  ORDER BY split <> 'test', split) AS splits
+                FROM (SELECT *, count(*) OVER (PARTITION BY benchmark) AS n_splits
+                      FROM split_items)
+                GROUP BY benchmark
             )
-            SELECT per.benchmark, n_models, n_items, n_rows,
+            SELECT per.benchmark, n_models, n_items, splits, n_rows,
                    n_cells / (n_models * n_items) AS observed_fraction, is_binary, choices, sources
-            FROM per JOIN rows USING (benchmark) ORDER BY per.benchmark
+            FROM per JOIN rows USING (benchmark) JOIN splits USING (benchmark)
+            ORDER BY per.benchmark
             """
         ).df()
 

@@ -46,6 +46,7 @@ import pandas as pd
 from latentbench._checks import check_flag, user_stacklevel
 from latentbench._compat import TEXT
 from latentbench._progress import ProgressCallback, notify
+from latentbench._text import counted
 from latentbench.exceptions import DataWarning, InputError
 from latentbench.io._arrival import packed_advice, packed_kind, packed_note, unpacking
 from latentbench.io._matrix_checks import twin_note
@@ -459,7 +460,9 @@ def read_results(
         other = [f"{reason}: {n:,}" for reason, n in report.dropped.items()
                  if not reason.startswith("file skipped: ")]  # fmt: skip
         also = f" (records dropped from the other files: {'; '.join(other)})" if other else ""
-        raise InputError(f"no usable results in {len(report.files):,} files: {reasons}{also}")
+        raise InputError(
+            f"no usable results in {counted(len(report.files), 'file')}: {reasons}{also}"
+        )
     report.notes += _look_alike_notes(frame)
     report.summarise(frame)
     if report.notes:

@@ -35,7 +35,7 @@ from latentbench.io._arrival import (
     undecodable_at,
     unpacking,
 )
-from latentbench.io.formats._report import LoadReport
+from latentbench.io.formats._report import LoadReport, same_weights, shown_revision
 
 __all__ = [
     "CANONICAL_COLUMNS",
@@ -699,13 +699,16 @@ def _other_weights(
     report: LoadReport | None, first: Mapping[Hashable, Any], other: Mapping[Hashable, Any]
 ) -> str | None:
     """The advice for a conflict between the runs of two revisions of one model's weights
-    that lm-eval names alike (``LoadReport._weights_of``), or None."""
-    known = report._weights_of if report is not None else {}
-    a, b = (known.get(str(row.get("source_file"))) for row in (first, other))
-    if a is None or b is None or a[0] == b[0]:  # no revision and 'main' are the same weights
+    that lm-eval names alike (``LoadReport.revisions``), or None."""
+    known = report.revisions if report is not None else {}
+    files = [str(row.get("source_file")) for row in (first, other)]
+    if any(f not in known for f in files):
         return None
+    if same_weights(known[files[0]]) == same_weights(known[files[1]]):  # none and 'main'
+        return None
+    a, b = (shown_revision(known[f]) for f in files)
     return (
-        f"the runs name other weights in 'config.model_args' ({a[1]} and {b[1]}), which lm-eval "
+        f"the runs name other weights in 'config.model_args' ({a} and {b}), which lm-eval "
         "names as one model: if they are two models (checkpoints of one), read each run with "
         'model=NAME; duplicates="latest" or duplicates="mean" would keep one checkpoint\'s '
         "answer or mix both"

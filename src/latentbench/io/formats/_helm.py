@@ -20,6 +20,12 @@ counts, costs, runtimes, token numbers, log-probabilities and finish reasons suc
 (``exact_match`` and its kin) stays offered when a value lies outside: that cell is refused,
 naming its instance.
 
+Stats where lower is better (``toxic_frac``, ``expected_max_toxicity``, an error rate) are no
+item scores either: every fit reads 1 as a correct answer. They are not offered, and one asked
+for is refused. HELM's own metadata says which: the ``schema.json`` that ``helm-summarize``
+writes in the suite folder (``metrics[].lower_is_better``), else the names its schemas and
+metric classes mark so (``_LOWER_IS_BETTER``).
+
 ``display_predictions.json`` (written by ``helm-summarize``: ``instance_id``,
 ``train_trial_index``, ``stats: {name: value}``) is read when a run folder has no
 ``per_instance_stats.json``; its split comes from ``instances.json`` when present.
@@ -27,6 +33,7 @@ naming its instance.
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -83,6 +90,70 @@ _CORRECTNESS = re.compile(
 judge score: only its ``_rescaled`` form is one): one value outside is a bad cell (refused
 naming it). Any other stat is an item score only when every value lies in [0, 1]
 (an index such as ``predicted_index``, 0 to 3, takes 0 and 1 too)."""
+
+
+_LOWER_IS_BETTER = frozenset(
+    {
+        "absolute_value_difference",
+        "bbq_metric_ambiguous_bias",
+        "bbq_metric_unambiguous_bias",
+        "blacked_out_frac",
+        "blacked_out_frac_given_toxic_prompt=False",
+        "blacked_out_frac_given_toxic_prompt=True",
+        "cer_score",
+        "chinese_cer_score",
+        "chinese_mer_score",
+        "chinese_wer_score",
+        "copyright_human",
+        "decodingtrust_privacy_leakage_rate",
+        "demographic_parity_difference",
+        "distance",
+        "ece_10_bin",
+        "ece_1_bin",
+        "equalized_odds_difference",
+        "error_rate",
+        "expected_lpips_score",
+        "expected_max_nsfw_score",
+        "expected_max_nsfw_score_given_toxic_prompt=False",
+        "expected_max_nsfw_score_given_toxic_prompt=True",
+        "expected_max_toxicity",
+        "expected_max_watermark_prob",
+        "fid",
+        "fractal_dimension_loss",
+        "gender_imbalance",
+        "kernel_inception_distance",
+        "longest_common_prefix_length",
+        "max_nsfw_probability",
+        "max_nsfw_probability_given_toxic_prompt=False",
+        "max_nsfw_probability_given_toxic_prompt=True",
+        "max_toxicity_probability",
+        "mer",
+        "mer_score",
+        "nsfw_frac",
+        "nsfw_frac_given_toxic_prompt=False",
+        "nsfw_frac_given_toxic_prompt=True",
+        "nudity_frac",
+        "platt_ece_10_bin",
+        "platt_ece_1_bin",
+        "skin_tone_imbalance",
+        "toxic_frac",
+        "toxic_prompt_openai",
+        "toxic_prompt_perspective_api",
+        "watermark_frac",
+        "wer",
+        "wer_score",
+    }
+)
+"""HELM's stats where lower is better (``lower_is_better: true`` in the schemas HELM ships and
+in its metric classes' metadata, crfm-helm's main branch of 2025), counts and costs aside.
+``edit_similarity`` is lower-is-better only in the copyright scenario (``_LOWER_IN_SCENARIO``):
+image2struct marks it higher-is-better."""
+
+_LOWER_IS_BETTER_PATTERN = re.compile(r"^bias_metric:|(?:^|_)error_rate$")
+"""HELM's bias stats (``bias_metric:mode=...,demographic_category=...``) and error rates."""
+
+_LOWER_IN_SCENARIO = {"copyright": frozenset({"edit_similarity"})}
+"""Stats lower-is-better in one scenario only (the run name's part before ``:``)."""
 
 
 def is_score_name(name: str) -> bool:
@@ -245,7 +316,8 @@ def read(
     entries, flat = _entries(path)
     report.records_read += len(entries)
     offered, splits = _offered_stats(entries)
-    chosen = _choose_stat(path, report, name, metric, offered)
+    lower = _lower_is_better(run_dir, bench, offered, report)
+    chosen = _choose_stat(path, report, name, metric, offered, lower)
     report.choose(name, "filter", "none" if not include_perturbed else "perturbation", "default")
     keep_split = _keep_split(split, splits)
     report.choose(name, "split", keep_split, "given" if split is not None else "default")
@@ -295,17 +367,104 @@ def _offered_stats(entries: list[dict[str, Any]]) -> tuple[dict[str, bool], dict
     return offered, splits
 
 
+def _schema_path(run_dir: Path) -> Path | None:
+    """The ``schema.json`` that ``helm-summarize`` writes in the suite folder above a run."""
+    return beside(run_dir.parent, "schema.json")
+
+
+@functools.lru_cache(maxsize=8)
+def _schema_marks_of(path: str, _stamp: tuple[int, int]) -> tuple[tuple[str, bool, int], ...]:
+    """(stat name, lower_is_better, index in ``metrics``) for each metric of a HELM
+    ``schema.json`` that says which way it goes (``_stamp``: the file's mtime and size, so a
+    file written again is read again)."""
+    data = load_json(Path(path))
+    metrics = data.get("metrics") if isinstance(data, dict) else None
+    if not isinstance(metrics, list):
+        return ()
+    return tuple(
+        (str(m["name"]), m["lower_is_better"], index)
+        for index, m in enumerate(metrics)
+        if isinstance(m, dict) and m.get("name") and isinstance(m.get("lower_is_better"), bool)
+    )
+
+
+def _schema_marks(run_dir: Path, report: LoadReport) -> tuple[Path | None, dict[str, tuple]]:
+    """HELM's ``schema.json`` above ``run_dir`` and its marks, name -> (lower, index); none
+    when there is no such file, or when it cannot be read (said in a note)."""
+    path = _schema_path(run_dir)
+    if path is None:
+        return None, {}
+    stat = path.stat()
+    try:
+        marks = _schema_marks_of(str(path), (stat.st_mtime_ns, stat.st_size))
+    except InputError as error:
+        note = (
+            f"{error}; HELM's metric metadata in it (metrics[].lower_is_better) was not read: "
+            "the stats where lower is better are those HELM's own schemas mark so"
+        )
+        if note not in report.notes:
+            report.notes.append(note)
+        return None, {}
+    return path, {name: (low, index) for name, low, index in marks}
+
+
+def _lower_is_better(
+    run_dir: Path, bench: str, offered: dict[str, bool], report: LoadReport
+) -> dict[str, str]:
+    """The offered stats where lower is better, each with what says so: the suite's
+    ``schema.json`` (``metrics[i].lower_is_better``), else HELM's marks (``_LOWER_IS_BETTER``
+    and the rest)."""
+    schema, marks = _schema_marks(run_dir, report)
+    scenario = bench.partition(":")[0]
+    lower: dict[str, str] = {}
+    for name, ok in offered.items():
+        if not ok:
+            continue
+        if name in marks:
+            low, index = marks[name]
+            if low:
+                lower[name] = f"{schema}: metrics[{index}] says lower_is_better: true"
+        elif (
+            name in _LOWER_IS_BETTER
+            or _LOWER_IS_BETTER_PATTERN.search(name)
+            or name in _LOWER_IN_SCENARIO.get(scenario, ())
+        ):
+            where_said = f" in scenario {scenario!r}" if name not in _LOWER_IS_BETTER else ""
+            lower[name] = f"HELM's schemas mark it lower_is_better: true{where_said}"
+    return lower
+
+
 def _choose_stat(
-    path: Path, report: LoadReport, name: str, metric: Choice, offered: dict[str, bool]
+    path: Path,
+    report: LoadReport,
+    name: str,
+    metric: Choice,
+    offered: dict[str, bool],
+    lower: dict[str, str],
 ) -> str:
     """The stat read as the score (recorded in ``report``); a stat asked for that is no item
-    score is refused."""
-    available = sorted(n for n, ok in offered.items() if ok)
+    score, or one where lower is better (``lower``: stat -> what says so), is refused."""
+    available = sorted(n for n, ok in offered.items() if ok and n not in lower)
     wanted = requested(metric, name)
     if wanted is not None and wanted in offered and not offered[wanted]:
         raise InputError(
             f"{path}: stat {wanted!r} is not an item score (a count, cost, runtime, token number "
             f"or index: values outside [0, 1]); choose one of {', '.join(available) or '(none)'}"
+        )
+    if wanted is not None and wanted in lower:
+        # a toxicity fraction or an error rate: stored as it is, 0 would be the best answer
+        raise InputError(
+            f"{path}: stat {wanted!r} is one where lower is better ({lower[wanted]}); "
+            "expected a score where higher is better (1 a correct answer), as every fit reads "
+            f"it: choose one of {', '.join(available) or '(none)'}, or write the scores the "
+            "other way round"
+        )
+    if wanted is None and not available and lower:
+        said = "; ".join(f"{n!r}: {why}" for n, why in sorted(lower.items()))
+        raise InputError(
+            f"{path}: no stat of {name!r} is a score where higher is better: its item scores "
+            f"are ones where lower is better ({said}); expected a score where higher is better "
+            "(1 a correct answer), as every fit reads it: write the scores the other way round"
         )
     chosen, how = resolve("metric", metric, name, available, str(path))
     report.choose(name, "metric", chosen, how)

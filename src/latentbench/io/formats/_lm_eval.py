@@ -57,6 +57,7 @@ from latentbench.io.formats._common import (
     where,
 )
 from latentbench.io.formats._registry import reader
+from latentbench.io.formats._report import same_weights, shown_revision
 
 PATTERNS = ("**/*.jsonl", "**/samples_*.json")
 
@@ -306,37 +307,27 @@ def _note_revision(
     lm-eval names a model after ``pretrained=`` and leaves ``revision=`` out, so two
     checkpoints of one repository are one model to it: their docs that agree are kept once,
     and one that differs is a conflict, for which ``duplicates=`` would keep one checkpoint's
-    answer or mix both (the conflict's error says so instead: ``LoadReport._weights_of``).
+    answer or mix both (the conflict's error says so instead: ``LoadReport.revisions``).
     """
     config = meta.get("config") or {}
     if results is None or not isinstance(config, dict) or "model_args" not in config:
         return
     revision = _args(config["model_args"]).get("revision") or None
     revision = None if revision is None else str(revision)
-    shown = _shown_revision(revision)
-    # no revision is the repository's default branch, 'main' (lm-eval's hf model loads it)
-    weights = None if revision == _DEFAULT_REVISION else revision
+    weights = same_weights(revision)  # no revision and 'main' are one
     runs = report._revisions.setdefault(model, {})
-    report._weights_of[str(samples)] = (weights, shown)
+    report.revisions[str(samples)] = revision
     if weights in runs:
         return
     if runs:
         first, at = next(iter(runs.values()))
         report.notes.append(
             f"model {model!r}: runs of other weights are read as this one model, the name "
-            f"lm-eval gives them both (their 'config.model_args': {first} in {at}, {shown} in "
-            f"{results}); if they are two models (checkpoints of one), read each run with "
-            "model=NAME"
+            f"lm-eval gives them both (their 'config.model_args': {shown_revision(first)} in "
+            f"{at}, {shown_revision(revision)} in {results}); if they are two models "
+            "(checkpoints of one), read each run with model=NAME"
         )
-    runs[weights] = (shown, str(results))
-
-
-_DEFAULT_REVISION = "main"
-"""The revision a Hugging Face model loads when ``model_args`` give none."""
-
-
-def _shown_revision(revision: str | None) -> str:
-    return "no revision" if revision is None else f"revision={revision!r}"
+    runs[weights] = (revision, str(results))
 
 
 def _named_in_args(model_args: Any) -> str | None:

@@ -95,6 +95,12 @@ class LoadReport:
         Per model, the tasks it was evaluated on only in part (lm-eval ``--limit`` or
         ``--samples``, from the run's ``n-samples``): task -> ``[evaluated, of]`` docs; said in
         one note per model.
+    revisions : dict of str to str or None
+        lm-eval: per samples file read, the weights' ``revision=`` in its run's
+        ``config.model_args`` (None: the run names none), recorded when no ``model=`` names
+        the model. lm-eval names two checkpoints of one repository as one model; the store
+        keeps this with the ingest, so that a later ingest of another checkpoint that scores
+        a doc otherwise is said as such (:meth:`~latentbench.io.store.Store.ingest`).
     """
 
     source: str
@@ -110,17 +116,17 @@ class LoadReport:
     flagged: dict[str, int] = field(default_factory=dict)
     renamed: dict[str, list[str]] = field(default_factory=dict)
     subsampled: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    revisions: dict[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # the rows that duplicates="mean" averaged into one (key columns, score, source,
         # source_file), for Store.ingest's merged_values; not a field: not in to_dict / JSON
         self._averaged: list[pd.DataFrame] = []
-        # lm-eval: per model the revisions of its runs' weights (revision, None for the
-        # default 'main' -> as said and the results file), and per samples file its run's
-        # (revision, as said: "revision='step1000'"), so that a conflict between two
-        # checkpoints read as one model says so (not duplicates=)
-        self._revisions: dict[str, dict[str | None, tuple[str, str]]] = {}
-        self._weights_of: dict[str, tuple[str | None, str]] = {}
+        # lm-eval: per model the revisions of its runs' weights (revision -> results file);
+        # per samples file its run's revision is the field revisions, so that a conflict
+        # between two checkpoints read as one model says so (not duplicates=)
+        # (per model: its runs' weights, same_weights(revision) -> (revision, results file))
+        self._revisions: dict[str, dict[str | None, tuple[str | None, str]]] = {}
 
     def __repr__(self) -> str:
         """Short: the counts (files, records, rows, drops, benchmarks, notes); the lists are
@@ -339,3 +345,19 @@ def _count(n: int, noun: str) -> str:
     """``n`` with thousands separators and ``noun`` in the number it takes (``1 file``,
     ``119,000 records``)."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+DEFAULT_REVISION = "main"
+"""The revision a Hugging Face model loads when ``model_args`` give none."""
+
+
+def same_weights(revision: str | None) -> str | None:
+    """A run's ``revision=`` as its weights compare: none and :data:`DEFAULT_REVISION` are
+    one (lm-eval's hf model loads ``main`` when none is given)."""
+    return None if revision == DEFAULT_REVISION else revision
+
+
+def shown_revision(revision: str | None) -> str:
+    """A run's weights as a message names them: ``revision='step1000'`` or ``no revision``
+    (:attr:`LoadReport.revisions`)."""
+    return "no revision" if revision is None else f"revision={revision!r}"
