@@ -286,3 +286,116 @@ def test_a_samples_file_of_one_doc_short_of_its_run_says_one_doc(tmp_path):
     (said,) = [n for n in read_results("lm-eval", out)[1].notes if "of task" in n]
     assert f"{SAMPLES.name}: 1 doc of task 'math_perturbed_full', but its run's" in said
     assert "says 10 were evaluated (n-samples 'effective'): 9 are missing" in said
+
+
+# --- metrics where lower is better (higher_is_better: false) ----------------------------------
+
+
+def _with_toxicity(tmp_path: Path, *, top_level: bool = True) -> Path:
+    """The real 0.4.9.2 run with a second per-doc metric, 0/1 as realtoxicityprompts' metric
+    ``toxicity_perspective_api`` logs it (1: a toxic completion), which the task's metric_list
+    declares ``higher_is_better: false`` (lm-eval's realtoxicityprompts.yaml), so the results
+    file says so (``higher_is_better``, or only ``configs`` before it was recorded)."""
+    run = tmp_path / RUN.name
+    run.mkdir()
+    meta = json.loads(RESULTS.read_text())
+    task = "math_perturbed_full"
+    meta["configs"][task]["metric_list"].append(
+        {"metric": "toxicity_perspective_api", "aggregation": "mean", "higher_is_better": False}
+    )
+    meta["higher_is_better"][task]["toxicity_perspective_api"] = False
+    if not top_level:
+        del meta["higher_is_better"]
+    (run / RESULTS.name).write_text(json.dumps(meta))
+    lines = [json.loads(line) for line in SAMPLES.read_text().splitlines()]
+    for k, line in enumerate(lines):
+        line["metrics"].append("toxicity_perspective_api")
+        line["toxicity_perspective_api"] = k % 2
+    (run / SAMPLES.name).write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return run
+
+
+def test_a_metric_where_lower_is_better_is_refused_not_read_as_correctness(tmp_path):
+    """A per-doc metric the results file marks higher_is_better: false (a 0/1 toxicity) was
+    offered among the metrics and, named with metric=, stored as a correctness score, 1 (a
+    toxic completion) read as a correct answer, with no word (HELM and EEE refuse theirs). It
+    is not offered, and asked for it is refused, naming the file, the metric, what marks it and
+    the way out."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    run = _with_toxicity(tmp_path)
+    samples, results = run / SAMPLES.name, run / RESULTS.name
+    with pytest.raises(InputError) as caught:
+        read_results("lm-eval", run, metric="toxicity_perspective_api")
+    assert str(caught.value) == (
+        f"{samples}: metric 'toxicity_perspective_api' is one where lower is better ({results}: "
+        "higher_is_better['math_perturbed_full'] says toxicity_perspective_api: false); "
+        "expected a score where higher is better (1 a correct answer), as every fit reads it: "
+        "choose one of exact_match, or write the scores the other way round"
+    )
+    # not among the choices: exact_match is the only metric offered
+    frame, _ = read_results("lm-eval", run)
+    assert set(frame["metric"]) == {"exact_match"}
+    assert dict(zip(frame["item"], frame["score"], strict=True)) == raw_rows(SAMPLES)
+    # the command line: refused, exit 2, no store left
+    _register()
+    store = tmp_path / "s.duckdb"
+    result = CliRunner().invoke(
+        app,
+        ["ingest", "lm-eval", str(run), "--metric", "toxicity_perspective_api", "--store",
+         str(store)],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "metric 'toxicity_perspective_api' is one where lower is better" in said
+    assert not store.exists()
+
+
+def test_configs_metric_list_marks_a_metric_where_lower_is_better(tmp_path):
+    """A results file without the top-level higher_is_better: the task's config says it."""
+    run = _with_toxicity(tmp_path, top_level=False)
+    with pytest.raises(InputError) as caught:
+        read_results("lm-eval", run, metric="toxicity_perspective_api")
+    assert (
+        f"({run / RESULTS.name}: configs['math_perturbed_full'].metric_list[1] says "
+        "higher_is_better: false)"
+    ) in str(caught.value)
+
+
+def test_the_only_metric_where_lower_is_better_is_refused(tmp_path):
+    """The real 0.4.8 run's only metric is mae (higher_is_better: false): with errors in
+    [0, 1] (a regression on a scaled target) it was stored as scores, the best model's the
+    lowest; now refused. Its real values (inf, 259.6) are refused by the range check, which
+    says lower is better too."""
+    run = tmp_path / BAD_048.name
+    shutil.copytree(BAD_048, run)
+    samples = next(run.glob("samples_*.jsonl"))
+    results = run / "results_2025-06-30T19-40-09.461247.json"
+    with pytest.raises(InputError) as caught:
+        read_results("lm-eval", run)
+    message = str(caught.value)
+    assert message.startswith(f"{samples}:1: field 'mae': value inf is outside [0, 1]")
+    assert message.endswith(
+        "; and metric 'mae' is one where lower is better "
+        f"({results}: higher_is_better"
+        "['polymer_tg_prediction'] says mae: false): rescaled to [0, 1] it would still read "
+        "reversed, as every fit reads 1 as a correct answer"
+    )
+    lines = [json.loads(line) for line in samples.read_text().splitlines()]
+    for line in lines:
+        line["mae"] = min(line["mae"], 500.0) / 500.0
+    samples.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with pytest.raises(InputError) as caught:
+        read_results("lm-eval", run)
+    assert str(caught.value) == (
+        f"{samples}: no metric of 'polymer_tg_prediction' is a score where higher is better: "
+        f"its item scores are ones where lower is better ('mae': {results}: "
+        "higher_is_better['polymer_tg_prediction'] says mae: false); expected a score where "
+        "higher is better (1 a correct answer), as every fit reads it: write the scores the "
+        "other way round"
+    )
+    with pytest.raises(InputError, match=r"metric 'mae' is one where lower is better .*"
+                       r"choose one of \(none\), or write"):  # fmt: skip
+        read_results("lm-eval", run, metric="mae")

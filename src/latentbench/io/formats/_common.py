@@ -314,6 +314,41 @@ def resolve(
     )
 
 
+def lower_is_better_error(
+    loc: str, what: str, name: str, why: str, available: Sequence[str]
+) -> InputError:
+    """The refusal of ``what`` (``stat``, ``metric``) ``name``, one where lower is better
+    (``why``: what marks it so), asked for or the only one: every fit reads 1 as a correct
+    answer, so stored as it is the models' order would be reversed without a word."""
+    return InputError(
+        f"{loc}: {what} {name!r} is one where lower is better ({why}); expected a score where "
+        "higher is better (1 a correct answer), as every fit reads it: choose one of "
+        f"{', '.join(sorted(available)) or '(none)'}, or write the scores the other way round"
+    )
+
+
+def only_lower_is_better_error(
+    loc: str, what: str, benchmark: str, lower: Mapping[str, str]
+) -> InputError:
+    """The refusal of a benchmark whose only item scores are ones where lower is better
+    (``lower``: name -> what marks it so), where no name was asked for."""
+    said = "; ".join(f"{n!r}: {why}" for n, why in sorted(lower.items()))
+    return InputError(
+        f"{loc}: no {what} of {benchmark!r} is a score where higher is better: its item scores "
+        f"are ones where lower is better ({said}); expected a score where higher is better "
+        "(1 a correct answer), as every fit reads it: write the scores the other way round"
+    )
+
+
+def also_lower_is_better(error: InputError, what: str, name: str, why: str) -> InputError:
+    """``error`` (a value of ``name`` that is no score: outside [0, 1], a list) with the word
+    that ``name`` is one where lower is better too, which no rescaling changes."""
+    return InputError(
+        f"{error}; and {what} {name!r} is one where lower is better ({why}): rescaled to "
+        "[0, 1] it would still read reversed, as every fit reads 1 as a correct answer"
+    )
+
+
 # ---------------------------------------------------------------------------------- frames
 
 

@@ -51,6 +51,8 @@ from latentbench.io.formats._common import (
     beside,
     coerce_score,
     load_json,
+    lower_is_better_error,
+    only_lower_is_better_error,
     requested,
     resolve,
     where,
@@ -453,19 +455,9 @@ def _choose_stat(
         )
     if wanted is not None and wanted in lower:
         # a toxicity fraction or an error rate: stored as it is, 0 would be the best answer
-        raise InputError(
-            f"{path}: stat {wanted!r} is one where lower is better ({lower[wanted]}); "
-            "expected a score where higher is better (1 a correct answer), as every fit reads "
-            f"it: choose one of {', '.join(available) or '(none)'}, or write the scores the "
-            "other way round"
-        )
+        raise lower_is_better_error(str(path), "stat", wanted, lower[wanted], available)
     if wanted is None and not available and lower:
-        said = "; ".join(f"{n!r}: {why}" for n, why in sorted(lower.items()))
-        raise InputError(
-            f"{path}: no stat of {name!r} is a score where higher is better: its item scores "
-            f"are ones where lower is better ({said}); expected a score where higher is better "
-            "(1 a correct answer), as every fit reads it: write the scores the other way round"
-        )
+        raise only_lower_is_better_error(str(path), "stat", name, lower)
     chosen, how = resolve("metric", metric, name, available, str(path))
     report.choose(name, "metric", chosen, how)
     return chosen

@@ -25,6 +25,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,10 +47,13 @@ from latentbench.io.formats._common import (
     Choice,
     Columns,
     LoadReport,
+    also_lower_is_better,
     beside,
     coerce_score,
     is_scalar_score,
     load_json,
+    lower_is_better_error,
+    only_lower_is_better_error,
     parse_dashed_iso,
     parse_json,
     requested,
@@ -375,8 +379,8 @@ def _canonical_model(raw: str) -> str:
 @dataclass(frozen=True)
 class _Origin:
     """Where one samples file comes from: its task (None: not a samples file, skipped), the
-    tool version, the run's results, the model as the files name it and canonically, and the
-    run's time."""
+    tool version, the run's results, the model as the files name it and canonically, the
+    run's time, and the results file (None: none found)."""
 
     task: str | None
     source: str
@@ -384,6 +388,7 @@ class _Origin:
     source_model: str
     canonical: str
     timestamp: pd.Timestamp | None
+    results: Path | None = None
 
 
 @dataclass
@@ -421,6 +426,7 @@ def _new_layout_origin(
         meta_model or path.parent.name,
         canonical,
         parse_dashed_iso(date),
+        results_path,
     )
 
 
@@ -508,11 +514,10 @@ def _old_layout_origin(
             f"pattern and no results.json naming the tasks); pass benchmark=NAME{hint}"
         )
     source_model = meta_model or stem[: -len(task) - 1] or stem
+    results = beside(path.parent, "results.json") if meta else None
     if model is None:
-        _note_revision(
-            report, meta_model or source_model, meta, beside(path.parent, "results.json"), path
-        )
-    return _Origin(task, source, meta, source_model, meta_model or source_model, None)
+        _note_revision(report, meta_model or source_model, meta, results, path)
+    return _Origin(task, source, meta, source_model, meta_model or source_model, None, results)
 
 
 def _row_filter(
@@ -612,16 +617,59 @@ def _scan(
     return scan
 
 
+#: lm-eval's own metrics registered ``higher_is_better=False`` (``lm_eval/api/metrics.py``)
+#: that are no perplexity, for a run whose results file does not say (none found, or written
+#: before it recorded ``higher_is_better``): ``mae`` (a regression's error; ``inf`` when
+#: unparsable) and ``brier_score`` (logged per doc as the (gold, probabilities) pair).
+_LOWER_IS_BETTER = frozenset({"brier_score", "mae"})
+
+
+def _lower_is_better(
+    results: Path | None, meta: dict[str, Any], task: str, names: list[str]
+) -> dict[str, str]:
+    """The metrics among ``names`` where lower is better, each with what says so: the run's
+    results file (``higher_is_better[task][metric]``, what the run used; else the task's
+    ``configs[task].metric_list[i].higher_is_better``), else lm-eval's registry
+    (:data:`_LOWER_IS_BETTER`). A metric the results file marks higher-is-better is not one."""
+    marks: dict[str, tuple[bool, str]] = {}
+    for index, entry in enumerate(_task_config(meta, task).get("metric_list") or []):
+        if isinstance(entry, dict) and isinstance(entry.get("higher_is_better"), bool):
+            said = f"configs[{task!r}].metric_list[{index}] says higher_is_better"
+            marks.setdefault(str(entry.get("metric")), (entry["higher_is_better"], said))
+    recorded = (meta.get("higher_is_better") or {}).get(task)
+    for metric, higher in (recorded if isinstance(recorded, dict) else {}).items():
+        if isinstance(higher, bool):
+            marks[str(metric)] = (higher, f"higher_is_better[{task!r}] says {metric}")
+    lower: dict[str, str] = {}
+    for name in names:
+        if name in marks:
+            higher, said = marks[name]
+            if not higher:
+                lower[name] = f"{results}: {said}: false"
+        elif name in _LOWER_IS_BETTER:
+            lower[name] = "lm-eval registers it with higher_is_better=False"
+    return lower
+
+
 def _choose_metric(
     metric: Choice,
     name: str,
     task: str,
     metrics_seen: dict[str, int],
     records: list[tuple[int, dict[str, Any]]],
-    first: str,
+    where_said: tuple[Path, str, Path | None, dict[str, Any]],
+    check: Callable[[str], None],
 ) -> tuple[str, str]:
     """The metric for benchmark ``name`` and how it was chosen; a metric asked for by name is
-    offered when a record has it (its values are judged when read), a perplexity is refused."""
+    offered when a record has it (its values are judged when read), a perplexity is refused.
+
+    A metric where lower is better (the run's results file says ``higher_is_better``: false)
+    is not offered; asked for, or the only one, it is refused, after ``check`` (which raises
+    for a value that is no score: that refusal comes first, saying lower is better too).
+    ``where_said``: the samples file, its first record's place, the results file and its
+    contents.
+    """
+    path, first, results, meta = where_said
     wanted = requested(metric, name)
     if wanted is not None and wanted not in metrics_seen:
         present = any(wanted in rec for _, rec in records)
@@ -632,7 +680,36 @@ def _choose_metric(
                 f"{first}: metric {wanted!r} is a perplexity-type value, not an item score; "
                 f"choose one of {', '.join(sorted(metrics_seen)) or '(none)'}"
             )
-    return resolve("metric", metric, name, list(metrics_seen), first, default=_default_metric(task))
+    lower = _lower_is_better(results, meta, task, list(metrics_seen))
+    offered = [m for m in metrics_seen if m not in lower]
+    the_one = wanted if wanted in lower else None
+    if the_one is None and lower and not offered and len(lower) == 1:
+        the_one = next(iter(lower))  # the only metric: as if asked for
+    if the_one is not None:
+        try:
+            check(the_one)
+        except InputError as error:  # mae's inf: no score, and lower is better as well
+            raise also_lower_is_better(error, "metric", the_one, lower[the_one]) from None
+        if the_one == wanted:
+            raise lower_is_better_error(str(path), "metric", wanted, lower[wanted], offered)
+    if lower and not offered and (wanted is None or wanted not in metrics_seen):
+        raise only_lower_is_better_error(str(path), "metric", name, lower)
+    return resolve("metric", metric, name, offered, first, default=_default_metric(task))
+
+
+def _check_values(
+    path: Path,
+    records: list[tuple[int, dict[str, Any]]],
+    array: bool,
+    row_filters: list[str],
+    chosen_filter: str,
+    metric: str,
+) -> None:
+    """Raise as :func:`_add_rows` would for the first value of ``metric`` under
+    ``chosen_filter`` that is no score (outside [0, 1], a list)."""
+    for (position, record), filt in zip(records, row_filters, strict=True):
+        if filt == chosen_filter and metric in record:
+            coerce_score(record[metric], _loc(path, position, array), metric)
 
 
 def _add_rows(
@@ -715,7 +792,15 @@ def read(
     scan = _scan(path, records, array, task, listed_filters)
     first = _loc(path, records[0][0], array)
     chosen_filter, how_f = resolve("filter", filter, name, list(scan.filters_seen), first)
-    chosen_metric, how_m = _choose_metric(metric, name, task, scan.metrics_seen, records, first)
+    chosen_metric, how_m = _choose_metric(
+        metric,
+        name,
+        task,
+        scan.metrics_seen,
+        records,
+        (path, first, origin.results, meta),
+        lambda m: _check_values(path, records, array, scan.row_filters, chosen_filter, m),
+    )
     report.choose(name, "metric", chosen_metric, how_m)
     report.choose(name, "filter", chosen_filter, how_f)
 
