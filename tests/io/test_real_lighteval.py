@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from latentbench.exceptions import InputError
 from latentbench.io.formats import read_results
 from latentbench.io.store import Store
 
@@ -144,3 +145,59 @@ def test_0_10_run_stores_once(tmp_path):
     with Store(tmp_path / "s.duckdb") as store:
         assert store.ingest(*read_results("lighteval", RUN_010))["n_new"] == 33
         assert store.ingest(*read_results("lighteval", RUN_010))["n_new"] == 0
+
+
+def _with_edit_distance(tmp_path: Path) -> tuple[Path, Path]:
+    """The real 0.13.0 run with squad_v2 also scored by lighteval's copyright grouping
+    (``Metrics.copyright``: edit_distance is declared higher_is_better False), 0 and 1 per
+    doc, and its results file declaring it as lighteval serialises a MetricGrouping."""
+    import shutil
+
+    import pyarrow as pa
+
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    (path,) = run.glob("details/**/details_squad_v2*.parquet")
+    table = pq.read_table(path)
+    metrics = table.column("metric").to_pylist()
+    for k, values in enumerate(metrics):
+        values["edit_distance"] = float(k % 2)
+    column = table.column_names.index("metric")
+    pq.write_table(table.set_column(column, "metric", pa.array(metrics)), path)
+    results = next(run.glob("results/**/results_*.json"))
+    meta = json.loads(results.read_text())
+    meta["config_tasks"]["squad_v2|0"]["metrics"].append(
+        {
+            "metric_name": ["longest_common_prefix_length", "edit_distance", "edit_similarity"],
+            "higher_is_better": {
+                "longest_common_prefix_length": True,
+                "edit_distance": False,
+                "edit_similarity": True,
+            },
+            "category": "GENERATIVE",
+        }
+    )
+    results.write_text(json.dumps(meta))
+    return path, results
+
+
+def test_a_metric_where_lower_is_better_is_refused_not_read_as_correctness(tmp_path):
+    """A per-sample metric lighteval declares higher_is_better False (the copyright grouping's
+    edit_distance, 0 for an exact copy) was offered among the metrics and, named with metric=,
+    stored as a correctness score, 0 (the best answer) read as a wrong one, with no word. It is
+    not offered; asked for, it is refused naming the file, the metric and what marks it: the
+    run's results file, else lighteval's own declaration."""
+    path, results = _with_edit_distance(tmp_path)
+    with pytest.raises(InputError) as caught:
+        read_results("lighteval", path, metric="edit_distance")
+    assert str(caught.value) == (
+        f"{path}: metric 'edit_distance' is one where lower is better ({results}: "
+        "config_tasks['squad_v2|0'].metrics[1] says higher_is_better['edit_distance']: false); "
+        "expected a score where higher is better (1 a correct answer), as every fit reads it: "
+        "choose one of em, or write the scores the other way round"
+    )
+    frame, report = read_results("lighteval", path)  # em, the only score offered
+    assert set(frame["metric"]) == {"em"} and report.choices["squad_v2|0"]["metric"] == "em"
+    results.unlink()  # no results file: lighteval's declaration
+    with pytest.raises(InputError, match=r"lower is better \(lighteval declares it higher_is_b"):
+        read_results("lighteval", path, metric="edit_distance")

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +40,11 @@ from latentbench.io.formats._common import (
     Choice,
     Columns,
     LoadReport,
+    also_lower_is_better,
     coerce_score,
     load_json,
+    lower_is_better_error,
+    only_lower_is_better_error,
     parse_dashed_iso,
     requested,
     resolve,
@@ -146,17 +150,60 @@ def _query_ids(examples: list[Any]) -> list[str]:
     return ids
 
 
-def _split(results: Path | None, task: str, report: LoadReport) -> str:
-    """The one evaluated split of ``task`` from the run's results file."""
+def _task_configs(results: Path | None, task: str) -> list[tuple[str, dict[str, Any]]]:
+    """The ``config_tasks`` entries of ``task`` (key, config) in the run's results file."""
     if results is None:
-        return UNKNOWN_SPLIT
+        return []
     meta = load_json(results)
     tasks = meta.get("config_tasks") if isinstance(meta, dict) else None
     if not isinstance(tasks, dict):
-        return UNKNOWN_SPLIT
-    for name, config in tasks.items():
-        if not _same_task(str(name), task) or not isinstance(config, dict):
-            continue
+        return []
+    return [
+        (str(name), config)
+        for name, config in tasks.items()
+        if _same_task(str(name), task) and isinstance(config, dict)
+    ]
+
+
+_LOWER_IS_BETTER = frozenset({"edit_distance"})
+"""lighteval's per-sample metrics declared ``higher_is_better=False`` that are no perplexity
+(``lighteval/metrics/metrics.py``: the copyright grouping's ``edit_distance``; ``ter`` is a
+corpus metric), for a run whose results file is not there to say."""
+
+
+def _lower_is_better(results: Path | None, task: str, names: list[str]) -> dict[str, str]:
+    """The metrics among ``names`` where lower is better, each with what says so: the run's
+    results file (``config_tasks[TASK].metrics[i]``: ``higher_is_better`` false, or false for
+    the name in a grouping's mapping), else lighteval's own declarations
+    (:data:`_LOWER_IS_BETTER`). A metric the results file marks higher-is-better is not one."""
+    marks: dict[str, tuple[bool, str]] = {}
+    for key, config in _task_configs(results, task):
+        metrics = config.get("metrics")
+        for index, entry in enumerate(metrics if isinstance(metrics, list) else []):
+            if not isinstance(entry, dict):
+                continue
+            named, higher = entry.get("metric_name"), entry.get("higher_is_better")
+            said = f"config_tasks[{key!r}].metrics[{index}] says higher_is_better"
+            if isinstance(named, str) and isinstance(higher, bool):
+                marks.setdefault(named, (higher, f"{said}: {str(higher).lower()}"))
+            elif isinstance(named, list) and isinstance(higher, dict):  # a MetricGrouping
+                for name in map(str, named):
+                    if isinstance(higher.get(name), bool):
+                        shown = str(higher[name]).lower()
+                        marks.setdefault(name, (higher[name], f"{said}[{name!r}]: {shown}"))
+    lower: dict[str, str] = {}
+    for name in names:
+        if name in marks:
+            if not marks[name][0]:
+                lower[name] = f"{results}: {marks[name][1]}"
+        elif name in _LOWER_IS_BETTER:
+            lower[name] = "lighteval declares it higher_is_better=False"
+    return lower
+
+
+def _split(results: Path | None, task: str, report: LoadReport) -> str:
+    """The one evaluated split of ``task`` from the run's results file."""
+    for name, config in _task_configs(results, task):
         splits = config.get("evaluation_splits")
         if isinstance(splits, list) and len(splits) == 1 and isinstance(splits[0], str):
             return splits[0]
@@ -201,8 +248,18 @@ def read(
     ids = _item_ids(table, layout, doc_col, path, report)
     report.records_read += len(metric_values)
     source = "lighteval"
-    chosen = _chosen_metric(metric, name, _available(metric_values, metric_col, path), path, report)
-    out = Columns(split=_split(_results_file(path, stamp, source_model), task, report))
+    results = _results_file(path, stamp, source_model)
+    available = _available(metric_values, metric_col, path)
+    lower = _lower_is_better(results, task, [requested(metric, name) or "", *available])
+    chosen = _chosen_metric(
+        metric,
+        name,
+        (available, lower),
+        path,
+        report,
+        lambda m: _check_values(metric_values, m, metric_col, path),
+    )
+    out = Columns(split=_split(results, task, report))
     for row, values in enumerate(metric_values):
         value = None if values is None else values.get(chosen)
         score = coerce_score(value, where(path, record=row), f"{metric_col}.{chosen}")
@@ -295,17 +352,49 @@ def _available(metric_values: list[Any], metric_col: str, path: Path) -> dict[st
     return available
 
 
+def _check_values(metric_values: list[Any], metric: str, metric_col: str, path: Path) -> None:
+    """Raise as the reading would for the first value of ``metric`` that is no score."""
+    for row, values in enumerate(metric_values):
+        if isinstance(values, dict):
+            coerce_score(values.get(metric), where(path, record=row), f"{metric_col}.{metric}")
+
+
 def _chosen_metric(
-    metric: Choice, name: str, available: dict[str, int], path: Path, report: LoadReport
+    metric: Choice,
+    name: str,
+    offered: tuple[dict[str, int], dict[str, str]],
+    path: Path,
+    report: LoadReport,
+    check: Callable[[str], None],
 ) -> str:
-    """The metric read (a perplexity-type one is refused), recorded with the filter."""
+    """The metric read (a perplexity-type one is refused), recorded with the filter.
+
+    ``offered``: the metrics present (name -> first row) and those where lower is better
+    (name -> what says so), which are not offered; one asked for, or the only one, is refused,
+    after ``check`` (a value that is no score is refused as such first, saying so too)."""
+    available, lower = offered
     wanted = requested(metric, name)
+    scores = [m for m in available if m not in lower]
     if wanted in PERPLEXITY_METRICS:
         raise InputError(
             f"{path}: metric {wanted!r} is a perplexity-type value, not an item score; choose "
-            f"one of {', '.join(sorted(available)) or '(none)'}"
+            f"one of {', '.join(sorted(scores)) or '(none)'}"
         )
-    chosen, how = resolve("metric", metric, name, list(available), str(path))
+    the_one = wanted if wanted in lower else None
+    present = [m for m in available if m in lower]
+    if the_one is None and present and not scores and len(present) == 1:
+        the_one = present[0]  # the only metric: as if asked for
+    if the_one is not None:
+        try:
+            check(the_one)
+        except InputError as error:
+            raise also_lower_is_better(error, "metric", the_one, lower[the_one]) from None
+        if the_one == wanted:
+            raise lower_is_better_error(str(path), "metric", wanted, lower[wanted], scores)
+    if present and not scores and (wanted is None or wanted not in available):
+        said = {m: lower[m] for m in present}
+        raise only_lower_is_better_error(str(path), "metric", name, said)
+    chosen, how = resolve("metric", metric, name, scores, str(path))
     report.choose(name, "metric", chosen, how)
     report.choose(name, "filter", "none", "only")
     return chosen
