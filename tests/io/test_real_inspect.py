@@ -92,7 +92,7 @@ def test_fifty_logs_five_bad_store_the_good_and_report_the_bad(tmp_path):
         "no samples (status cancelled"
     )
     assert reasons["data_with_llm_scoring.json"].startswith("no samples (status success")
-    assert reasons["data_cvebench_empty_choices.json"].startswith("all 1 samples errored")
+    assert reasons["data_cvebench_empty_choices.json"].startswith("its one sample errored")
     assert reasons["log_tool_call_error.json"].startswith("no sample has a score")
     assert reasons["2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval"].startswith(
         "no sample has a score"

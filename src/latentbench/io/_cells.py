@@ -16,6 +16,7 @@ import numpy as np
 
 from latentbench._checks import bounded_scores
 from latentbench._numba_cache import CACHE
+from latentbench._text import counted
 from latentbench.exceptions import InputError
 
 __all__ = ["SPARSE_DENSITY", "ObservedCells", "build_transpose"]
@@ -136,7 +137,9 @@ class ObservedCells:
         cols = np.ascontiguousarray(cols, dtype=np.int32)
         values = np.ascontiguousarray(values, dtype=np.float32)
         if row_ptr.shape != (n_rows + 1,) or row_ptr[0] != 0 or np.any(np.diff(row_ptr) < 0):
-            raise InputError(f"{where}row pointers are not a valid CSR layout for {n_rows} rows")
+            raise InputError(
+                f"{where}row pointers are not a valid CSR layout for {counted(n_rows, 'row')}"
+            )
         if cols.shape != values.shape or cols.size != row_ptr[-1]:
             raise InputError(
                 f"{where}{cols.size} column indices and {values.size} scores for "

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from latentbench._compat import TEXT
+from latentbench._text import counted
 from latentbench.exceptions import InputError
 from latentbench.io._arrival import unpacked_path
 from latentbench.io._files import MISSING_TOKENS, csv_line
@@ -27,7 +28,7 @@ _OUTPUT_COLUMNS = {
 
 def _head(columns: Sequence[str], n: int = 8) -> str:
     shown = ", ".join(repr(c) for c in columns[:n])
-    return f"[{shown}{', ...' if len(columns) > n else ''}] ({len(columns)} columns)"
+    return f"[{shown}{', ...' if len(columns) > n else ''}] ({counted(len(columns), 'column')})"
 
 
 def refuse_long_without_score(
@@ -156,7 +157,7 @@ _DESIGN_COLUMNS = {"item", "order", "probability"}
 
 def _design_details(frame: Any) -> str:
     """`` (30 items, seed 0, calibration 6dd2c689...)`` of a design table, as far as known."""
-    parts = [f"{len(frame):,} items"]
+    parts = [counted(len(frame), "item")]
     for column, label in (("seed", "seed"), ("calibration_hash", "calibration")):
         if column in frame.columns and len(frame):
             value = str(frame[column].iloc[0])

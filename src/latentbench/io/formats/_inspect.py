@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from latentbench._text import counted
 from latentbench.exceptions import InputError
 from latentbench.io._arrival import unpacked_path
 from latentbench.io.formats._common import (
@@ -302,7 +303,8 @@ def read(
     out.metric = [final] * len(out)
     if status not in ("success", "unknown"):
         report.notes.append(
-            f"{path}: status {status}; {len(out):,} rows from {len(samples):,} samples were read"
+            f"{path}: status {status}; {counted(len(out), 'row')} from "
+            f"{counted(len(samples), 'sample')} {'was' if len(out) == 1 else 'were'} read"
         )
     return out.frame(source, str(path), timestamp)
 
@@ -338,7 +340,8 @@ def _sample_scorers(
         return list(dict.fromkeys(declared or ["none"]))
     if n_errored == len(samples):
         reason = (
-            f"all {n_errored:,} samples errored (status {status}; --errored zero scores them 0)"
+            f"{'its one sample' if n_errored == 1 else f'all {n_errored:,} samples'} errored "
+            f"(status {status}; --errored zero scores {'it' if n_errored == 1 else 'them'} 0)"
         )
     else:
         reason = (

@@ -549,7 +549,7 @@ def _repeat_error(
     ``positions[1]``."""
     hint = (
         " and no 'filter' field (a multi-filter task written before lm-eval 0.4.7; "
-        f"results configs[{task!r}].filter_list names {len(listed_filters)} filters, "
+        f"results configs[{task!r}].filter_list names {counted(len(listed_filters), 'filter')}, "
         "so its lines cannot be told apart)"
         if "filter" not in record
         else ""

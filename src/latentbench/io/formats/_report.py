@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from latentbench._text import counted
+
 __all__ = ["LoadReport"]
 
 
@@ -134,8 +136,9 @@ class LoadReport:
         benchmarks = {entry["benchmark"] for entry in self.coverage} or set(self.choices)
         dropped = sum(self.dropped.values())
         return (
-            f"LoadReport(source {self.source!r}: {len(self.files):,} files, "
-            f"{self.records_read:,} records, {self.rows:,} rows, {dropped:,} dropped; "
+            f"LoadReport(source {self.source!r}: {counted(len(self.files), 'file')}, "
+            f"{counted(self.records_read, 'record')}, {counted(self.rows, 'row')}, "
+            f"{dropped:,} dropped; "
             f"{len(benchmarks):,} benchmark(s), {len(self.notes):,} note(s))"
         )
 
