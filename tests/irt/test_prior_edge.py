@@ -124,3 +124,25 @@ def test_the_warning_names_the_edge_it_extended_past_after_several_steps():
         with pytest.warns(DataWarning, match=rf"still fell at the {said} a_sd of the grid"):
             got_edge, z, extended = _extend_at_edge(grid, losses, cells, held_out)
         assert (got_edge, extended) == (edge, added) and z == float("inf")
+
+
+def test_one_held_out_cell_or_a_tie_does_not_extend_the_grid():
+    """Audit h229: one held-out cell (a 4 x 3 file: 9 observed cells, 10% held out) has no
+    standard error, and a tie at the edge no advantage; both read as z infinite: the grid was
+    extended three times and the warning said the edge 'still predicts better than its
+    neighbour (inf standard errors)'. Neither measures anything: the grid stays."""
+    from latentbench.irt._priors import _extend_at_edge
+
+    for size, step in ((1, 0.1), (20, 0.0)):
+        grid = [0.25, 0.5, 1.0, 2.0]
+        cells = [np.full(size, step * v) for v in grid]
+        losses = [float(c.mean()) for c in cells]
+
+        def held_out(v: float, size: int = size, step: float = step) -> tuple[float, np.ndarray]:
+            return step * v, np.full(size, step * v)
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DataWarning)
+            got_edge, z, extended = _extend_at_edge(grid, losses, cells, held_out)
+        assert got_edge == "lower" and extended == [] and not z > 2, (size, z)
+        assert grid == [0.25, 0.5, 1.0, 2.0]

@@ -291,8 +291,16 @@ def _extend_at_edge(
             break
         edge = "lower" if k == 0 else "upper"
         diff = cells[1 if k == 0 else k - 1] - cells[k]
-        se = float(diff.std(ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else 0.0
-        z = float(diff.mean() / se) if se > 0 else float("inf")
+        # one held-out cell has no standard error, and a tie (every cell's difference 0)
+        # no advantage: neither extends the grid (both read as z infinite: three steps, and
+        # the warning's "inf standard errors"); a constant advantage on several cells does
+        se = float(diff.std(ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else float("nan")
+        if se > 0:
+            z = float(diff.mean() / se)
+        elif se == 0:
+            z = float("inf") if diff.mean() > 0 else 0.0
+        else:
+            z = float("nan")
         if not z > EDGE_Z or len(extended) == EDGE_STEPS:
             break
         value = grid[0] / 2 if k == 0 else grid[-1] * 2
