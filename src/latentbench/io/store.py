@@ -1302,7 +1302,8 @@ class Store(SelectionRuns):
 
         ``n_items`` counts the items of every split; :meth:`matrix` (and ``fit``) reads one
         split, ``test`` by default where the benchmark has it, so ``splits`` says the items of
-        each, ``test`` first (``test (9 items, the default), valid (1 item)``).
+        each, ``test`` first (``test (9 items, the default), valid (1 item)``); a benchmark
+        of one split shows its name alone (``unknown`` where the source records none).
 
         Returns
         -------
@@ -1342,11 +1343,12 @@ class Store(SelectionRuns):
                 SELECT benchmark, split, count(DISTINCT item) AS n
                 FROM reduced GROUP BY benchmark, split
             ),
-            splits AS (  -- 'test (9 items, the default), valid (1 item)'
+            splits AS (  -- 'test (9 items, the default), valid (1 item)'; one: its name
                 SELECT benchmark,
-                       string_agg(split || ' (' || n || CASE WHEN n = 1 THEN ' item' ELSE
-                                  ' items' END || CASE WHEN split = 'test' AND n_splits > 1
-                                  THEN ', the default)' ELSE ')' END, ', '
+                       string_agg(CASE WHEN n_splits = 1 THEN split ELSE
+                                  split || ' (' || n || CASE WHEN n = 1 THEN ' item' ELSE
+                                  ' items' END || CASE WHEN split = 'test'
+                                  THEN ', the default)' ELSE ')' END END, ', '
                                   ORDER BY split <> 'test', split) AS splits
                 FROM (SELECT *, count(*) OVER (PARTITION BY benchmark) AS n_splits
                       FROM split_items)
