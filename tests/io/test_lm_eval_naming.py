@@ -331,3 +331,44 @@ def test_revision_main_and_no_revision_ingested_one_after_the_other_are_one_mode
         store.ingest(*read_results("lm-eval", a))
         with pytest.raises(InputError, match=r'\(choose duplicates="latest" or duplicates='):
             store.ingest(*read_results("lm-eval", b))
+
+
+def test_checkpoints_told_apart_after_a_latest_replacement(tmp_path):
+    """Run b (step2000) ingested with duplicates="latest" over run a (step1000), every doc
+    scored otherwise: every stored row of a was replaced by b's without the note that one
+    agreeing doc gave (the store's revisions were looked up after the replacement). A row
+    replaced so keeps the run_id of the ingest that added it (a's) with b's file, so the
+    store lost its revision: a later step1000 run scoring it otherwise was advised
+    duplicates=, and one agreeing with it was not said. Both are told now."""
+    from latentbench.io.store import Store
+
+    a, b = _checkpoints(tmp_path / "runs", (0, 1))
+    b_file = b / f"samples_tiny_{DATE}.jsonl"
+    with Store(tmp_path / "s.duckdb") as store:
+        store.ingest(*read_results("lm-eval", a))
+        frame, report = read_results("lm-eval", b)
+        with pytest.warns(DataWarning, match="names other weights") as caught:
+            result = store.ingest(frame, report, duplicates="latest")
+        assert result["n_replaced"] == 2
+        (note,) = [n for n in report.notes if "other weights" in n]
+        assert str(caught[0].message) == note
+        assert "(revision='step2000' in " in note and ", stored revision='step1000' in " in note
+        # a's run again (step1000), every doc scored otherwise than b's stored rows
+        with pytest.raises(InputError) as err:
+            store.ingest(*read_results("lm-eval", a))
+        message = str(err.value)
+        assert f"{b_file} (lm-eval 0.4.13) is stored with " in message
+        assert "than the stored one (revision='step1000', stored revision='step2000')" in message
+        # a step1000 run that agrees with b's stored rows
+        c = _run(
+            tmp_path / "runs",
+            "c",
+            {"model": "hf", "model_args": "pretrained=EleutherAI/pythia-160m,revision=step1000"},
+            "EleutherAI/pythia-160m",
+        )
+        (c / f"samples_tiny_{DATE}.jsonl").write_text(b_file.read_text())
+        frame, report = read_results("lm-eval", c)
+        with pytest.warns(DataWarning, match="names other weights"):
+            assert store.ingest(frame, report)["n_present"] == 2
+        (note,) = [n for n in report.notes if "other weights" in n]
+        assert f"stored revision='step2000' in {b_file})" in note

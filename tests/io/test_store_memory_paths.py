@@ -80,7 +80,7 @@ def test_ingest_export_and_summary_of_a_small_table_are_pinned(tmp_path):
             "benchmark": "lb",
             "n_models": 2,
             "n_items": 3,
-            "splits": "unknown (3 items)",
+            "splits": "unknown",  # one split: its name (n_items counts its items)
             "n_rows": 5,
             "is_binary": False,
             "choices": "score/none",

@@ -176,7 +176,11 @@ def print_fit(result: IRTResult, top: int = 10, abilities: Any = None) -> None:
         worse = check["difference"] > 0.002
         console.print(
             f"held-out check (10% of cells): log-loss {fmt(check['log_loss'])}, additive model "
-            f"{fmt(check['additive_log_loss'])}"
+            + (
+                f"not fitted ({check['additive_missing'].split(': ', 1)[1]})"
+                if "additive_missing" in check
+                else fmt(check["additive_log_loss"])
+            )
             + (" (its fit did not converge)" if "additive_note" in check else "")
             + (
                 f" [yellow](the {'2PL' if result.rank == 1 else f'rank-{result.rank} fit'} "

@@ -870,10 +870,13 @@ class Store(SelectionRuns):
                         f"metric={c[3]!r}, filter={c[4]!r}, trial={c[5]}, split={c[6]!r}; "
                         f"expected one value per key ({advice}); nothing was ingested"
                     )
+                # the stored runs' weights before "latest" replaces their rows (replaced all,
+                # the other checkpoint's rows were taken for them without a word)
+                other_weights = self._other_weights_notes(report)
                 agreeing = duplicates == "mean" and self._unrecorded_values()
                 if conflict or agreeing:
                     n_replaced, n_older = self._resolve_stored_conflicts(duplicates, now, agreeing)
-                for note in self._other_weights_notes(report) + self._disjoint_items():
+                for note in other_weights + self._disjoint_items():
                     if report is not None:
                         report.notes.append(note)
                     warnings.warn(note, DataWarning, stacklevel=user_stacklevel())
@@ -938,7 +941,7 @@ class Store(SelectionRuns):
         known = report.revisions if report is not None else {}
         if incoming not in known:
             return None
-        then = self._stored_revisions([stored_run]).get(stored_run, {})
+        then = self._stored_revisions([(stored_run, stored)])
         if stored not in then or same_weights(then[stored]) == same_weights(known[incoming]):
             return None
         return (
@@ -949,17 +952,44 @@ class Store(SelectionRuns):
             'duplicates="mean" would keep one checkpoint\'s answer or mix both'
         )
 
-    def _stored_revisions(self, run_ids: list[str]) -> dict[str, dict[str, str | None]]:
-        """Per ingest of ``run_ids``, its report's ``revisions`` (lm-eval: samples file ->
-        the run's ``revision=``); an ingest without them (an older store, another reader, a
-        model= ingest) has none."""
+    def _stored_revisions(self, rows: list[tuple[str, str]]) -> dict[str, str | None]:
+        """The weights' ``revision=`` of the samples files of stored lm-eval rows, each given
+        as (``run_id``, ``source_file``): file -> revision, from the ``revisions`` of the
+        ingests' reports (:attr:`LoadReport.revisions`). A file is looked up in the report of
+        its row's ingest, else in those of the store's other lm-eval ingests: a row that
+        ``duplicates="latest"`` replaced keeps the ``run_id`` of the ingest that added it and
+        takes the incoming row's file, which that ingest's report does not hold. A file no
+        report holds (an older store, a ``model=`` ingest) is left out."""
+        out: dict[str, str | None] = {}
+        if not rows:
+            return out
+        reports = self._ingest_revisions(
+            "list_contains(?, run_id)", [sorted({run_id for run_id, _ in rows})]
+        )
+        for run_id, file in rows:
+            if file in reports.get(run_id, {}):
+                out[file] = reports[run_id][file]
+        missing = {file for _, file in rows} - set(out)
+        if missing:  # replaced rows: the report of the ingest that replaced them, the latest
+            later = self._ingest_revisions(  # (to_json's spacing)
+                "source = 'lm-eval' AND contains(report, '\"revisions\": {\"')", []
+            )
+            for revisions in later.values():
+                out.update((f, r) for f, r in revisions.items() if f in missing)
+        return out
+
+    def _ingest_revisions(self, where: str, params: list[Any]) -> dict[str, dict[str, Any]]:
+        """Per ingest matching ``where`` (oldest first), its report's ``revisions``; an
+        ingest without them (an older store, another reader, a model= ingest) has none."""
         rows = self.connection.execute(
-            "SELECT run_id, report FROM ingests WHERE list_contains(?, run_id)", [run_ids]
+            f"SELECT run_id, report FROM ingests WHERE report IS NOT NULL AND {where} "
+            "ORDER BY created_at, run_id",
+            params,
         ).fetchall()
-        out: dict[str, dict[str, str | None]] = {}
+        out: dict[str, dict[str, Any]] = {}
         for run_id, text in rows:
             try:
-                revisions = json.loads(text).get("revisions") if text else None
+                revisions = json.loads(text).get("revisions")
             except (ValueError, AttributeError):  # a report of another shape: nothing known
                 revisions = None
             if isinstance(revisions, dict) and revisions:
@@ -985,18 +1015,18 @@ class Store(SelectionRuns):
                 incoming.setdefault(model, {}).setdefault(same_weights(known[file]), run)
         if not incoming:
             return []
-        stored_rows = con.execute(
+        stored_rows = con.execute(  # lm-eval's rows: no other reader records revisions
             "SELECT DISTINCT model, run_id, source_file FROM responses "
-            "WHERE list_contains(?, model) ORDER BY model, run_id, source_file",
+            "WHERE list_contains(?, model) AND starts_with(source, 'lm-eval') "
+            "ORDER BY model, run_id, source_file",
             [sorted(incoming)],
         ).fetchall()
-        revisions = self._stored_revisions(sorted({str(r[1]) for r in stored_rows}))
+        revisions = self._stored_revisions([(str(r[1]), str(r[2])) for r in stored_rows])
         stored: dict[str, dict[str | None, tuple[str | None, str]]] = {}
-        for model, run_id, file in stored_rows:
-            then = revisions.get(str(run_id), {})
-            if file in then:
-                run = (then[file], file)
-                stored.setdefault(model, {}).setdefault(same_weights(then[file]), run)
+        for model, _, file in stored_rows:
+            if file in revisions:
+                run = (revisions[file], file)
+                stored.setdefault(model, {}).setdefault(same_weights(revisions[file]), run)
         notes = []
         for model, runs in incoming.items():
             before = stored.get(model, {})
@@ -1272,7 +1302,8 @@ class Store(SelectionRuns):
 
         ``n_items`` counts the items of every split; :meth:`matrix` (and ``fit``) reads one
         split, ``test`` by default where the benchmark has it, so ``splits`` says the items of
-        each, ``test`` first (``test (9 items, the default), valid (1 item)``).
+        each, ``test`` first (``test (9 items, the default), valid (1 item)``); a benchmark
+        of one split shows its name alone (``unknown`` where the source records none).
 
         Returns
         -------
@@ -1312,11 +1343,12 @@ class Store(SelectionRuns):
                 SELECT benchmark, split, count(DISTINCT item) AS n
                 FROM reduced GROUP BY benchmark, split
             ),
-            splits AS (  -- 'test (9 items, the default), valid (1 item)'
+            splits AS (  -- 'test (9 items, the default), valid (1 item)'; one: its name
                 SELECT benchmark,
-                       string_agg(split || ' (' || n || CASE WHEN n = 1 THEN ' item' ELSE
-                                  ' items' END || CASE WHEN split = 'test' AND n_splits > 1
-                                  THEN ', the default)' ELSE ')' END, ', '
+                       string_agg(CASE WHEN n_splits = 1 THEN split ELSE
+                                  split || ' (' || n || CASE WHEN n = 1 THEN ' item' ELSE
+                                  ' items' END || CASE WHEN split = 'test'
+                                  THEN ', the default)' ELSE ')' END END, ', '
                                   ORDER BY split <> 'test', split) AS splits
                 FROM (SELECT *, count(*) OVER (PARTITION BY benchmark) AS n_splits
                       FROM split_items)

@@ -242,9 +242,17 @@ def resolve_prior(
     losses, cells = (list(pair) for pair in zip(*(held_out(a) for a in grid), strict=True))
     edge, edge_z, extended = _extend_at_edge(grid, losses, cells, held_out)
     a_sd = grid[int(np.argmin(losses))]
-    additive, converged = float("nan"), True  # the additive check runs on dense matrices only
-    if not isinstance(train, ObservedCells):
-        c, b_add, converged = fit_additive_converged(train)
+    additive, converged = float("nan"), True
+    # the additive model is fitted on a dense array: a sparse matrix's training cells are
+    # made one up to ADDITIVE_DENSE_CELLS cells (it was skipped on every sparse matrix, and
+    # `fit` printed 'additive model -' without a reason: 30 x 400 with 85% missing)
+    dense_train = train
+    if isinstance(train, ObservedCells) and train.shape[0] * train.shape[1] <= (
+        ADDITIVE_DENSE_CELLS
+    ):
+        dense_train = train.to_dense()
+    if not isinstance(dense_train, ObservedCells):
+        c, b_add, converged = fit_additive_converged(dense_train)
         additive = predictive_scores(sigmoid(c[rows] + b_add[cols]), truth).log_loss
     selection = PriorSelection(
         a_sd,
@@ -260,6 +268,11 @@ def resolve_prior(
     )
     return prior.penalty(sigma, a_sd, b_mean, b_sd), selection
 
+
+ADDITIVE_DENSE_CELLS = 20_000_000
+"""Largest dense array (cells, float32: 80 MB) the held-out check's additive model builds from
+a sparse matrix's training cells; above it the check has no additive model (``fit.json``'s
+``heldout_check`` says why)."""
 
 EDGE_Z = 2.0
 """Paired standard errors by which a grid edge must predict the held-out cells better than its
@@ -291,8 +304,16 @@ def _extend_at_edge(
             break
         edge = "lower" if k == 0 else "upper"
         diff = cells[1 if k == 0 else k - 1] - cells[k]
-        se = float(diff.std(ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else 0.0
-        z = float(diff.mean() / se) if se > 0 else float("inf")
+        # one held-out cell has no standard error, and a tie (every cell's difference 0)
+        # no advantage: neither extends the grid (both read as z infinite: three steps, and
+        # the warning's "inf standard errors"); a constant advantage on several cells does
+        se = float(diff.std(ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else float("nan")
+        if se > 0:
+            z = float(diff.mean() / se)
+        elif se == 0:
+            z = float("inf") if diff.mean() > 0 else 0.0
+        else:
+            z = float("nan")
         if not z > EDGE_Z or len(extended) == EDGE_STEPS:
             break
         value = grid[0] / 2 if k == 0 else grid[-1] * 2

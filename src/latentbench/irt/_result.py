@@ -27,7 +27,7 @@ from latentbench.irt._objective import (
     logits,
     probabilities,
 )
-from latentbench.irt._priors import PriorSelection
+from latentbench.irt._priors import ADDITIVE_DENSE_CELLS, PriorSelection
 from latentbench.irt._random_items import ModelJackknife, RandomItemsFit
 from latentbench.irt._sparse import predict_cells
 
@@ -521,6 +521,12 @@ class IRTResult:
                     "note": "10% of the observed cells held out (seed 0), the chosen prior's "
                     "fit against the additive model logit p = c_i + b_j on the same cells",
                 }
+                if not np.isfinite(sel.additive_log_loss):
+                    info["heldout_check"]["additive_missing"] = (
+                        "the additive model was not fitted: a sparse matrix of more than "
+                        f"{ADDITIVE_DENSE_CELLS:,} cells (models x items), the dense array it "
+                        "is fitted on"
+                    )
                 if not sel.additive_converged:  # warned by the fit; said where it happened
                     info["prior_selection"]["additive_converged"] = False
                     info["heldout_check"]["additive_note"] = (

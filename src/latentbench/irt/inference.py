@@ -751,6 +751,10 @@ def _ability_intervals(
         se_first = np.where(rows, (upper - lower) / (2 * z), se_first)
     checks = route.checks
     constant_rows = np.zeros(result.shape[0], dtype=bool)
+    # the constant models' own se (MAP: their exact posterior interval's); a joint ML fit's
+    # constant models, a rank > 1 fit's and the detached ones keep ``se`` on their bounded
+    # side
+    replaced = constant_rows.copy()
     if U.shape[1] == 1:
         said_constant = bool(checks and checks.get("constant_models"))
         constant_rows, se_first, how = _constant_model_intervals(
@@ -758,10 +762,26 @@ def _ability_intervals(
         )
         if constant_rows.any() and not said_constant:
             checks = _say_constant(result, constant_rows, reference, how, checks)
+        replaced = constant_rows & _exact_constant_intervals(result, posterior)
+    else:
+        # rank > 1: the ability U w of a model with every observed score 1 rises without
+        # bound along w (V >= 0) as far as the data go; its Gaussian at the mode, two-sided,
+        # went unsaid (joint ML: a perfect model's upper end 25.9, where the ridge stopped it)
+        constant_rows, at_top = _floor_or_ceiling(result, matrix, ~no_data)
+        if constant_rows.any():
+            idx = np.flatnonzero(constant_rows)
+            upper[idx[at_top]] = np.inf
+            lower[idx[~at_top]] = -np.inf
+            checks = _say_constant(
+                result,
+                constant_rows,
+                reference,
+                "at rank > 1 their intervals are open on the far side (no exact posterior "
+                "along the ability is computed; the data bound it on one side only)",
+                checks,
+                scale=False,
+            )
     detached = None
-    # the constant models' own se (MAP: their exact posterior interval's); a joint ML fit's
-    # constant models and the detached ones keep ``se`` on their bounded side
-    replaced = constant_rows & _exact_constant_intervals(result, posterior)
     if U.shape[1] == 1 and not (reference | constant_rows).all():
         detached = _detached_intervals(
             result, matrix, (reference | constant_rows) & ~no_data, se_first, z, posterior
@@ -828,20 +848,25 @@ def _say_constant(
     reference: np.ndarray,
     how: str,
     checks: dict[str, Any] | None,
+    *,
+    scale: bool = True,
 ) -> dict[str, Any]:
-    """Warn the models at the floor or ceiling (``how``: what their intervals are); returns
+    """Warn the models at the floor or ceiling (``how``: what their intervals are; ``scale``
+    False: a fit without a standardised scale, rank > 1, says nothing of it); returns
     ``checks`` with them under ``constant_models`` (a new dict)."""
     ids = [result.model_ids[i] for i in np.flatnonzero(constant_rows)]
     names = ", ".join(repr(m) for m in ids[:3]) + (" ..." if len(ids) > 3 else "")
-    scale = (
-        "do not set the reporting scale"
-        if not (constant_rows & reference).any()
-        else "still set the reporting scale (fewer than "
-        f"{CONSTANT_MIN_OTHERS} other models with a spread are left)"
-    )
+    on_scale = ""
+    if scale:
+        on_scale = " and " + (
+            "do not set the reporting scale"
+            if not (constant_rows & reference).any()
+            else "still set the reporting scale (fewer than "
+            f"{CONSTANT_MIN_OTHERS} other models with a spread are left)"
+        )
     warnings.warn(
         f"ability intervals: {len(ids)} model(s) at the floor or ceiling ({names}: every "
-        f"observed score 0, or every one 1) have no position of their own and {scale}; "
+        f"observed score 0, or every one 1) have no position of their own{on_scale}; "
         f"{how}",
         LatentbenchWarning,
         stacklevel=user_stacklevel(),
