@@ -448,3 +448,41 @@ def test_the_summary_says_each_split_s_items(tmp_path):
     with Store(tmp_path / "one.duckdb") as store:
         store.ingest(*read_results("helm", MMLU, metric="exact_match"))
         assert store.summary()["splits"].tolist() == ["test"]
+
+
+def test_the_coverage_of_one_benchmark_says_each_model_s_splits(tmp_path):
+    """ls --benchmark B (Store.coverage) counted a model's items of every split (10) with no
+    split said, where ls (Store.summary) says them since 90d1b05e and fit reads the 9 test
+    items; it says each model's items of each split, as the summary does."""
+    from typer.testing import CliRunner
+
+    from latentbench.cli import _register, app
+
+    path = tmp_path / "s.duckdb"
+    with Store(path) as store:
+        for split in ("test", "valid"):
+            for model in (None, "other/model"):
+                store.ingest(
+                    *read_results("helm", MMLU, metric="exact_match", split=split, model=model)
+                )
+        store.ingest(*read_results("helm", MMLU, metric="exact_match", split="valid", model="v"))
+        (benchmark,) = store.benchmarks()
+        rows = store.coverage(benchmark).to_dict("records")
+        (summary,) = store.summary().to_dict("records")
+    assert list(rows[0]) == ["benchmark", "model", "n_items", "splits", "fraction", "is_binary"]
+    said = {row["model"]: (row["n_items"], row["splits"]) for row in rows}
+    assert said == {
+        "openai/gpt2": (10, "test (9 items, the default), valid (1 item)"),
+        "other/model": (10, "test (9 items, the default), valid (1 item)"),
+        "v": (1, "valid (1 item)"),
+    }
+    assert summary["splits"] == said["openai/gpt2"][1]  # the same words as ls
+    _register()
+    listed = CliRunner().invoke(
+        app, ["ls", "--store", str(path), "--benchmark", benchmark, "--json"]
+    )
+    assert [row["splits"] for row in json.loads(listed.output)] == [s for _, s in said.values()]
+    # one split: its name alone, as the summary shows it (n_items counts its items)
+    with Store(tmp_path / "one.duckdb") as store:
+        store.ingest(*read_results("helm", MMLU, metric="exact_match"))
+        assert store.coverage(benchmark)["splits"].tolist() == ["test"]
