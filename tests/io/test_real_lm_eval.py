@@ -399,3 +399,7 @@ def test_the_only_metric_where_lower_is_better_is_refused(tmp_path):
     with pytest.raises(InputError, match=r"metric 'mae' is one where lower is better .*"
                        r"choose one of \(none\), or write"):  # fmt: skip
         read_results("lm-eval", run, metric="mae")
+    # without its results file: lm-eval's registry marks mae (higher_is_better=False)
+    results.unlink()
+    with pytest.raises(InputError, match=r"\('mae': lm-eval registers it with higher_is_better"):
+        read_results("lm-eval", run)
