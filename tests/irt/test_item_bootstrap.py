@@ -114,14 +114,16 @@ def test_score_models_carries_the_bootstrap_to_new_models(few_models, monkeypatc
 def test_limits_cells_and_score_models_cells(few_models, monkeypatch):
     """The bootstrap runs on fits of at most ``ITEM_BOOTSTRAP_MAX_MODELS`` reference models and
     ``ITEM_BOOTSTRAP_MAX_CELLS`` cells: an MMLU-Pro calibration half (14 x 12,032) gets it,
-    the whole matrix (29 x 12,032) and 31 models do not; the model jackknife of
+    the whole matrix (29 x 12,032) and 101 models do not (31-100 do since 2026-12-08); the
+    model jackknife of
     ``score_models`` has the same limits and at most 2,000 items (MMLU-Pro's halves and the
     22 x 2,854 stress matrices' halves do not get it: it over-covered there).
     ``score_models`` carries the bootstrap to new models up to ``BOOTSTRAP_SCORES_MAX_CELLS``
     cells; above, its intervals are those without the bootstrap."""
     assert _fitted._item_bootstrap_applies(14, 12_032)
     assert not _fitted._item_bootstrap_applies(29, 12_032)
-    assert not _fitted._item_bootstrap_applies(31, 300)
+    assert _fitted._item_bootstrap_applies(31, 300) and _fitted._item_bootstrap_applies(100, 300)
+    assert not _fitted._item_bootstrap_applies(101, 300)
     assert not _fitted._model_jackknife_applies(14, 12_032)
     assert not _fitted._model_jackknife_applies(11, 2_854)
     assert _fitted._model_jackknife_applies(11, 1_000)
@@ -140,3 +142,28 @@ def test_limits_cells_and_score_models_cells(few_models, monkeypatch):
     np.testing.assert_allclose(capped["se"], plain["se"], rtol=1e-10)
     np.testing.assert_allclose(capped["theta"], plain["theta"], atol=1e-10)
     assert np.any(carried["se"].to_numpy() > capped["se"].to_numpy() * 1.02)
+
+
+def test_fits_of_31_to_100_models_are_bootstrapped_and_score_models_keeps_30(monkeypatch):
+    """A fit of 35 models ran no item bootstrap (the limit was 30), and its own intervals
+    covered 0.930 +/- 0.007 at 35 x 300 (0.955 with it: benchmarks/bench_bootstrap_models.py);
+    it runs now and widens some models. ``score_models`` against such a calibration keeps
+    its intervals (its limit stays at 30 models): the same as with no bootstrap at all."""
+    data = simulate_2pl(38, 60, random_state=5)
+    cal = ResponseMatrix(data.matrix.scores[:35], data.matrix.model_ids[:35], data.matrix.item_ids)
+    new = ResponseMatrix(data.matrix.scores[35:], data.matrix.model_ids[35:], data.matrix.item_ids)
+    result = TwoPL().fit(cal)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        unc = result.standard_errors()
+        scored = result.score_models(new)
+    assert unc.method == "random-item marginal likelihood + item bootstrap"
+    assert unc.checks["item_bootstrap"]["models_widened"] > 0
+    monkeypatch.setattr(_fitted, "ITEM_BOOTSTRAP", 0)
+    plain = TwoPL().fit(cal)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert plain.standard_errors().method == "random-item marginal likelihood"
+        unbooted = plain.score_models(new)
+    np.testing.assert_allclose(scored["se"], unbooted["se"], rtol=1e-10)
+    np.testing.assert_allclose(scored["theta"], unbooted["theta"], atol=1e-10)

@@ -61,12 +61,14 @@ ITEM_BOOTSTRAP = 40
 """Replicates of the item bootstrap of a random-item fit (:func:`random_items_fit`); 0 turns it
 off (e.g. ``latentbench.irt._fitted.ITEM_BOOTSTRAP = 0`` in a benchmark)."""
 
-ITEM_BOOTSTRAP_MAX_MODELS = 30
+ITEM_BOOTSTRAP_MAX_MODELS = 100
 """The item bootstrap runs on random-item fits of at most this many reference models (chosen
-by comparison, docs/model.md: with the law-fixed intervals, the AlpacaEval calibration halves
-of 26-29 models covered 0.89-0.92 and the bootstrap brought them to 0.93-0.95; BFCL's halves
-of 35 models covered 0.93-0.96 without it and 0.965-0.974 with it, over the target's 0.97;
-the full shared matrices of 53-71 models cover 0.93-0.95 without it) ..."""
+by comparison, docs/model.md, "The item bootstrap up to 100 models"; 30 until 2026-12-08): the
+fit's own 95% ability intervals without it cover 0.927-0.950 at 35-100 simulated models and
+0.934-0.950 on BFCL's 35-model halves and its whole 71-model matrix (parametric replicas),
+under 0.95 by up to 3 Monte Carlo se; with it 0.945-0.961 on every one of them
+(``benchmarks/bench_bootstrap_models.py``). ``score_models`` keeps 30
+(:data:`BOOTSTRAP_SCORES_MAX_MODELS`) ..."""
 
 ITEM_BOOTSTRAP_MAX_CELLS = 200_000
 """... and at most this many cells (reference models x items): a replicate costs O(N J G) per
@@ -121,6 +123,13 @@ benchmark). Was 2,000 items: the per-model loops cost 267 s more for 15 new mode
 MMLU-Pro half (14 x 12,032, 40 replicates); the batched scoring
 (:func:`latentbench.irt._scoring._newton_batch`: all new models in one product per replicate
 and Newton step) takes a few seconds there."""
+
+BOOTSTRAP_SCORES_MAX_MODELS = 30
+"""... and of at most this many reference models: the item bootstrap's model limit until
+2026-12-08, when :data:`ITEM_BOOTSTRAP_MAX_MODELS` was raised for the fit's own intervals.
+``score_models`` keeps the limit its intervals were chosen at (BFCL's 35-model halves
+over-covered, 0.974 +/- 0.007, with a 40-model limit: docs/model.md), so a calibration of
+31 or more models scores new models as before."""
 
 MODEL_JACKKNIFE_GROUPS = 12
 """Largest number of refits of the jackknife: up to this many reference models it leaves out

@@ -69,7 +69,8 @@ def score_models(
         the calibration passes on (joint Laplace, :func:`latentbench.irt._laplace.
         scoring_variance`); where the calibration ran the item bootstrap (few models and
         cells, :func:`latentbench.irt._fitted.random_items_fit`) on at most
-        :data:`~latentbench.irt._fitted.BOOTSTRAP_SCORES_MAX_CELLS` cells, ``se`` is at least
+        :data:`~latentbench.irt._fitted.BOOTSTRAP_SCORES_MAX_CELLS` cells and
+        :data:`~latentbench.irt._fitted.BOOTSTRAP_SCORES_MAX_MODELS` models, ``se`` is at least
         the sd of the model's scores against the bootstrap's replicate laws, its own items
         resampled with the calibration's (:func:`_bootstrap_scores`). On calibrations of at most
         :data:`~latentbench.irt._fitted.MODEL_JACKKNIFE_MAX_MODELS` reference models and
@@ -534,11 +535,13 @@ def _bootstrap_scores(
     cells is ``Q_jg ~ R_jg exp(y_j z_g - n_j log(1 + e^z_g))`` and every sum over the grid a
     product of ``Q`` with six grid vectors, for all new models at once
     (:func:`_newton_batch`). Returns (B, M) abilities on the replicates'
-    reporting scales, or None when the calibration has no bootstrap or more than
-    :data:`~latentbench.irt._fitted.BOOTSTRAP_SCORES_MAX_CELLS` cells.
+    reporting scales, or None when the calibration has no bootstrap, more than
+    :data:`~latentbench.irt._fitted.BOOTSTRAP_SCORES_MAX_CELLS` cells or more than
+    :data:`~latentbench.irt._fitted.BOOTSTRAP_SCORES_MAX_MODELS` reference models.
     """
     from latentbench.irt._fitted import (
         BOOTSTRAP_SCORES_MAX_CELLS,
+        BOOTSTRAP_SCORES_MAX_MODELS,
         law_models_of,
         random_items_fit,
     )
@@ -547,7 +550,11 @@ def _bootstrap_scores(
     law = random_items_fit(result)
     reference = law_models_of(result, law)
     cells = int(reference.sum()) * int(result.shape[1])
-    if law.n_boot < 2 or cells > BOOTSTRAP_SCORES_MAX_CELLS:
+    if (
+        law.n_boot < 2
+        or cells > BOOTSTRAP_SCORES_MAX_CELLS
+        or int(reference.sum()) > BOOTSTRAP_SCORES_MAX_MODELS
+    ):
         return None
     assert result.matrix is not None
     sigma, trials = float(result.sigma), trials_of(result)
