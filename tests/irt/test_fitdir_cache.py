@@ -69,3 +69,30 @@ def test_changed_or_other_data_recomputes(saved, tmp_path):
     finally:
         fitted.fit_random_items = original
     assert calls == [1]
+
+
+def test_a_fit_saved_by_a_version_with_another_bootstrap_limit_recomputes(tmp_path, monkeypatch):
+    """A fit of 31-100 models saved before 2026-12-08 (item bootstrap limit 30 models) holds a
+    random-item fit without replicates: reused, its report's intervals were the law-fixed ones
+    where a refit of the same matrix gives the bootstrapped ones. It is not reused now."""
+    import latentbench.irt._fitted as fitted
+
+    data = simulate_2pl(32, 40, random_state=4)
+    monkeypatch.setattr(fitted, "ITEM_BOOTSTRAP_MAX_MODELS", 30)  # the version before
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = TwoPL().fit(data.matrix)
+        result.save(tmp_path, data.matrix)
+    assert result.random_items is not None and result.random_items.n_boot == 0
+    monkeypatch.setattr(fitted, "ITEM_BOOTSTRAP_MAX_MODELS", 100)
+    loaded = IRTResult.load(tmp_path)
+    assert loaded.random_items is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again = loaded.standard_errors(data.matrix)
+    assert again.method == "random-item marginal likelihood + item bootstrap"  # as a refit's
+    # saved by this version: reused (the replicates where the rule runs them)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loaded.save(tmp_path / "now", data.matrix)
+    assert IRTResult.load(tmp_path / "now").random_items.n_boot == fitted.ITEM_BOOTSTRAP

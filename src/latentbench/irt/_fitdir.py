@@ -557,7 +557,8 @@ def _random_items_bytes(fit: RandomItemsFit) -> bytes:
 
 def _load_random_items(directory: Path, info: dict[str, Any]) -> RandomItemsFit | None:
     """The saved random-item fit that fit.json names, or None (absent, changed or from another
-    version: the intervals are then recomputed, never read from a stale file)."""
+    version, its fields or its item bootstrap's limits: the intervals are then recomputed,
+    never read from a stale file)."""
     entry = (info.get("ability_intervals") or {}).get("random_items")
     if not isinstance(entry, dict):
         return None
@@ -573,7 +574,7 @@ def _load_random_items(directory: Path, info: dict[str, Any]) -> RandomItemsFit 
             return None
         scalars = {"log_likelihood": float, "n_iter": int, "converged": bool, "edge_mass": float,
                    "grid_top": float, "data_key": str, "boot_seed": int}  # fmt: skip
-        return RandomItemsFit(
+        law = RandomItemsFit(
             **{
                 name: scalars[name](value.item()) if name in scalars else value
                 for name, value in values.items()
@@ -581,6 +582,19 @@ def _load_random_items(directory: Path, info: dict[str, Any]) -> RandomItemsFit 
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    return law if _bootstrapped_as_now(law) else None
+
+
+def _bootstrapped_as_now(law: RandomItemsFit) -> bool:
+    """Whether a saved random-item fit holds the item bootstrap exactly where this version
+    runs it (:func:`latentbench.irt._fitted._item_bootstrap_applies` of its shape). A fit
+    saved by a version with another limit is not reused: at 31-100 models one saved before
+    2026-12-08 (limit 30) holds no replicates, and its intervals would be the law-fixed ones
+    where a refit of the same matrix gives the bootstrapped ones."""
+    from latentbench.irt._fitted import _item_bootstrap_applies
+
+    n_law = int(law.in_law.sum()) if law.in_law.size else int(law.theta.size)
+    return (law.n_boot >= 2) == _item_bootstrap_applies(n_law, int(law.item_mean.shape[0]))
 
 
 def _fit_table(abilities: pd.DataFrame, order: Any, path: Path) -> pd.DataFrame:

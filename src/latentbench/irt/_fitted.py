@@ -96,7 +96,8 @@ models to the scored abilities' variance (:func:`model_jackknife_of`); False tur
 
 MODEL_JACKKNIFE_MAX_MODELS = 30
 """The jackknife runs on calibrations of at most this many reference models (one EM refit per
-model; the same limit as the item bootstrap's: a scale set by few models) ..."""
+model; the item bootstrap's limit until 2026-12-08, as ``score_models``' carrying of it still
+is, :data:`BOOTSTRAP_SCORES_MAX_MODELS`: a scale set by few models) ..."""
 
 MODEL_JACKKNIFE_MAX_CELLS = 200_000
 """... and at most this many cells (reference models x items; the item bootstrap's limit,
