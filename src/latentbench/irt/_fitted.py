@@ -119,11 +119,11 @@ BOOTSTRAP_SCORES_MAX_CELLS = 200_000
 """``score_models`` carries the calibration's item bootstrap to the new models (each scored
 against every replicate's law, :func:`latentbench.irt._scoring._bootstrap_scores`) on
 calibrations of at most this many cells (reference models x items): the bootstrap's own limit,
-so every calibration that ran the bootstrap carries it (0 turns the carrying off, e.g. in a
-benchmark). Was 2,000 items: the per-model loops cost 267 s more for 15 new models on an
-MMLU-Pro half (14 x 12,032, 40 replicates); the batched scoring
-(:func:`latentbench.irt._scoring._newton_batch`: all new models in one product per replicate
-and Newton step) takes a few seconds there."""
+so every calibration of at most :data:`BOOTSTRAP_SCORES_MAX_MODELS` models that ran the
+bootstrap carries it (0 turns the carrying off, e.g. in a benchmark). Was 2,000 items: the
+per-model loops cost 267 s more for 15 new models on an MMLU-Pro half (14 x 12,032, 40
+replicates); the batched scoring (:func:`latentbench.irt._scoring._newton_batch`: all new
+models in one product per replicate and Newton step) takes a few seconds there."""
 
 BOOTSTRAP_SCORES_MAX_MODELS = 30
 """... and of at most this many reference models: the item bootstrap's model limit until
