@@ -14,7 +14,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypedDict
@@ -349,6 +349,37 @@ def also_lower_is_better(error: InputError, what: str, name: str, why: str) -> I
     )
 
 
+def offered_metrics(
+    loc: str,
+    name: str,
+    wanted: str | None,
+    available: Sequence[str],
+    lower: Mapping[str, str],
+    check: Callable[[str], None],
+) -> list[str]:
+    """The metrics of ``available`` that are offered as scores (not in ``lower``: metric ->
+    what marks it lower-is-better). A lower-is-better metric asked for (``wanted``), or the
+    only metric, is refused after ``check`` (which raises for a value of it that is no score:
+    that refusal comes first, saying lower is better too); a benchmark whose metrics are all
+    lower-is-better, with none asked for among them, is refused naming them. The lm-eval and
+    lighteval readers' rule; benchmark ``name``, file ``loc``."""
+    offered = [m for m in available if m not in lower]
+    present = [m for m in available if m in lower]
+    the_one = wanted if wanted is not None and wanted in lower else None
+    if the_one is None and not offered and len(present) == 1:
+        the_one = present[0]  # the only metric: as if asked for
+    if the_one is not None:
+        try:
+            check(the_one)
+        except InputError as error:  # e.g. mae's inf: no score, and lower is better as well
+            raise also_lower_is_better(error, "metric", the_one, lower[the_one]) from None
+        if the_one == wanted:
+            raise lower_is_better_error(loc, "metric", wanted, lower[wanted], offered)
+    if present and not offered and (wanted is None or wanted not in available):
+        raise only_lower_is_better_error(loc, "metric", name, {m: lower[m] for m in present})
+    return offered
+
+
 # ---------------------------------------------------------------------------------- frames
 
 
@@ -672,8 +703,7 @@ def resolve_duplicates(
             f"{str(other['source_model'])!r}; model=NAME gave every row one name: read each "
             "model's files on their own"
         )  # (latest or mean would keep one model's answer, or mix two models', unsaid)
-        weights = _other_weights(report, first, other)
-        advice = weights or advice
+        advice = _other_weights(report, first, other) or advice  # checkpoints: model=NAME
         raise InputError(
             f"{location(first)} and {location(other)} give different scores "
             f"({float(first['score'])!r} and {float(other['score'])!r}) for "

@@ -40,11 +40,9 @@ from latentbench.io.formats._common import (
     Choice,
     Columns,
     LoadReport,
-    also_lower_is_better,
     coerce_score,
     load_json,
-    lower_is_better_error,
-    only_lower_is_better_error,
+    offered_metrics,
     parse_dashed_iso,
     requested,
     resolve,
@@ -380,20 +378,7 @@ def _chosen_metric(
             f"{path}: metric {wanted!r} is a perplexity-type value, not an item score; choose "
             f"one of {', '.join(sorted(scores)) or '(none)'}"
         )
-    the_one = wanted if wanted in lower else None
-    present = [m for m in available if m in lower]
-    if the_one is None and present and not scores and len(present) == 1:
-        the_one = present[0]  # the only metric: as if asked for
-    if the_one is not None:
-        try:
-            check(the_one)
-        except InputError as error:
-            raise also_lower_is_better(error, "metric", the_one, lower[the_one]) from None
-        if the_one == wanted:
-            raise lower_is_better_error(str(path), "metric", wanted, lower[wanted], scores)
-    if present and not scores and (wanted is None or wanted not in available):
-        said = {m: lower[m] for m in present}
-        raise only_lower_is_better_error(str(path), "metric", name, said)
+    scores = offered_metrics(str(path), name, wanted, list(available), lower, check)
     chosen, how = resolve("metric", metric, name, scores, str(path))
     report.choose(name, "metric", chosen, how)
     report.choose(name, "filter", "none", "only")

@@ -47,13 +47,11 @@ from latentbench.io.formats._common import (
     Choice,
     Columns,
     LoadReport,
-    also_lower_is_better,
     beside,
     coerce_score,
     is_scalar_score,
     load_json,
-    lower_is_better_error,
-    only_lower_is_better_error,
+    offered_metrics,
     parse_dashed_iso,
     parse_json,
     requested,
@@ -681,19 +679,7 @@ def _choose_metric(
                 f"choose one of {', '.join(sorted(metrics_seen)) or '(none)'}"
             )
     lower = _lower_is_better(results, meta, task, list(metrics_seen))
-    offered = [m for m in metrics_seen if m not in lower]
-    the_one = wanted if wanted in lower else None
-    if the_one is None and lower and not offered and len(lower) == 1:
-        the_one = next(iter(lower))  # the only metric: as if asked for
-    if the_one is not None:
-        try:
-            check(the_one)
-        except InputError as error:  # mae's inf: no score, and lower is better as well
-            raise also_lower_is_better(error, "metric", the_one, lower[the_one]) from None
-        if the_one == wanted:
-            raise lower_is_better_error(str(path), "metric", wanted, lower[wanted], offered)
-    if lower and not offered and (wanted is None or wanted not in metrics_seen):
-        raise only_lower_is_better_error(str(path), "metric", name, lower)
+    offered = offered_metrics(str(path), name, wanted, list(metrics_seen), lower, check)
     return resolve("metric", metric, name, offered, first, default=_default_metric(task))
 
 

@@ -124,10 +124,9 @@ class LoadReport:
         # the rows that duplicates="mean" averaged into one (key columns, score, source,
         # source_file), for Store.ingest's merged_values; not a field: not in to_dict / JSON
         self._averaged: list[pd.DataFrame] = []
-        # lm-eval: per model the revisions of its runs' weights (revision -> results file);
-        # per samples file its run's revision is the field revisions, so that a conflict
-        # between two checkpoints read as one model says so (not duplicates=)
-        # (per model: its runs' weights, same_weights(revision) -> (revision, results file))
+        # lm-eval: per model its runs' weights, same_weights(revision) -> (revision, results
+        # file), so that two checkpoints read as one model are said (the field revisions
+        # keeps each samples file's revision)
         self._revisions: dict[str, dict[str | None, tuple[str | None, str]]] = {}
 
     def __repr__(self) -> str:
@@ -289,8 +288,8 @@ class LoadReport:
 
     def __str__(self) -> str:
         lines = [
-            f"{self.source}: {_count(len(self.files), 'file')}, "
-            f"{_count(self.records_read, 'record')}, {_count(self.rows, 'row')}"
+            f"{self.source}: {counted(len(self.files), 'file')}, "
+            f"{counted(self.records_read, 'record')}, {counted(self.rows, 'row')}"
         ]
         for reason, count in sorted(self.dropped.items()):
             lines.append(f"  dropped {count:,}: {reason}")
@@ -342,12 +341,6 @@ def _subsample_note(model: str, tasks: dict[str, list[int]]) -> str:
         f"{model!r} evaluated {evaluated:,} of {of:,} docs of {len(tasks):,} tasks "
         f"({', '.join(shown)}{more}) {how}"
     )
-
-
-def _count(n: int, noun: str) -> str:
-    """``n`` with thousands separators and ``noun`` in the number it takes (``1 file``,
-    ``119,000 records``)."""
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 DEFAULT_REVISION = "main"
