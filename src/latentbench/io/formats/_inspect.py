@@ -240,8 +240,8 @@ def read(
     except _Manifest as manifest:  # beside the logs it lists, which are read
         report.skip_file(
             path,
-            f"a log folder's manifest (the headers of {manifest.args[0]:,} "
-            f"log{'' if manifest.args[0] == 1 else 's'}, no samples: "
+            f"a log folder's manifest (the headers of {counted(manifest.args[0], 'log')}, no "
+            "samples: "
             "inspect eval-set writes it as logs.json); the logs it lists are the files to read",
         )
         return Columns().frame("inspect_ai", str(path), None)
